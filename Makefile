@@ -1,0 +1,28 @@
+# wsh: make demo builds wsh and runs a demo script in the jail; make test
+# runs the tests. Both first install libseccomp-dev and pkg-config when run
+# as root, and otherwise say exactly what to install.
+
+GO ?= go
+BIN := bin/wsh
+
+.PHONY: all deps build demo test vet bench clean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/wsh
+
+demo: build
+	@cd "$$(mktemp -d)" && $(CURDIR)/$(BIN) $(CURDIR)/scripts/demo.sh
+
+vet: deps
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -count=1 -v ./...
+
+clean:
+	rm -rf bin

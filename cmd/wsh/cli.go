@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/shell"
+)
+
+const usage = `usage: wsh [-eux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
+       wsh [-eux] [-o OPTION] FILE [ARG...]
+       wsh [-eux] [-o OPTION]            (the script comes from standard input)
+       wsh version`
+
+// invocation is what the command line asked for.
+type invocation struct {
+	opts     []string // for shell.Params: -e, +u, -o pipefail, ...
+	command  bool     // -c
+	operands []string
+}
+
+// parseArgs reads sh's options up to the first operand.
+func parseArgs(args []string) (*invocation, error) {
+	inv := &invocation{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			inv.operands = args[i+1:]
+			return inv, nil
+		case a == "-o" || a == "+o":
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("%s: option requires an argument", a)
+			}
+			if args[i+1] != "pipefail" {
+				return nil, fmt.Errorf("%s %s: invalid option name; wsh knows pipefail", a, args[i+1])
+			}
+			inv.opts = append(inv.opts, a, args[i+1])
+			i++
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			for _, c := range a[1:] {
+				switch {
+				case c == 'c' && a[0] == '-':
+					inv.command = true
+				case strings.ContainsRune("eux", c):
+					inv.opts = append(inv.opts, string(a[0])+string(c))
+				default:
+					return nil, fmt.Errorf("%c%c: invalid option", a[0], c)
+				}
+			}
+		default:
+			inv.operands = args[i:]
+			return inv, nil
+		}
+	}
+	return inv, nil
+}
+
+// Main runs wsh with args (without argv[0]) and returns the exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "version" {
+		return printVersion(stdout)
+	}
+	inv, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "wsh: %v\n%s\n", err, usage)
+		return 2
+	}
+	if inv.command && len(inv.operands) == 0 {
+		fmt.Fprintf(stderr, "wsh: -c: option requires an argument\n%s\n", usage)
+		return 2
+	}
+	script, name, params, err := source(inv, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "wsh: %v\n", err)
+		return 127
+	}
+	defer script.Close()
+	opts := append(inv.opts, "--")
+	r, err := shell.New(
+		shell.StdIO(stdin, stdout, stderr),
+		shell.Params(append(opts, params...)...),
+		shell.Name(name.dollar0),
+	)
+	if err != nil {
+		return configError(stderr, err)
+	}
+	ctx, sig := signalContext()
+	defer sig.stop()
+	err = r.RunReader(ctx, script, name.file)
+	return status(stderr, err, sig)
+}
+
+type scriptName struct{ file, dollar0 string }
+
+// source opens the script the invocation names.
+func source(inv *invocation, stdin io.Reader) (io.ReadCloser, scriptName, []string, error) {
+	ops := inv.operands
+	switch {
+	case inv.command:
+		name := scriptName{"-c", "wsh"}
+		if len(ops) > 1 {
+			name.dollar0 = ops[1]
+			return io.NopCloser(strings.NewReader(ops[0])), name, ops[2:], nil
+		}
+		return io.NopCloser(strings.NewReader(ops[0])), name, nil, nil
+	case len(ops) > 0:
+		f, err := os.Open(ops[0])
+		if err != nil {
+			return nil, scriptName{}, nil, fmt.Errorf("%s: %w", ops[0], unwrapPath(err))
+		}
+		return f, scriptName{ops[0], ops[0]}, ops[1:], nil
+	}
+	return io.NopCloser(stdin), scriptName{"<stdin>", "wsh"}, nil, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func configError(stderr io.Writer, err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		fmt.Fprintf(stderr, "wsh: configuration: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "wsh: %v\n", err)
+	return 1
+}
+
+// status turns what Run returned into wsh's exit status.
+func status(stderr io.Writer, err error, sig *signalCtx) int {
+	if s := sig.received(); s != 0 {
+		return 128 + int(s)
+	}
+	if err == nil {
+		return 0
+	}
+	if es, ok := errors.AsType[interp.ExitStatus](err); ok {
+		return int(es)
+	}
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		fmt.Fprintf(stderr, "wsh: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "wsh: %v\n", err)
+	return 1
+}
+
+// signalCtx cancels the script's context on SIGINT or SIGTERM, which stops
+// the running commands (jailed ones get SIGTERM, then SIGKILL).
+type signalCtx struct {
+	ch     chan os.Signal
+	cancel context.CancelFunc
+	got    chan syscall.Signal
+}
+
+func signalContext() (context.Context, *signalCtx) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &signalCtx{ch: make(chan os.Signal, 1), cancel: cancel, got: make(chan syscall.Signal, 1)}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		if sg, ok := <-s.ch; ok {
+			s.got <- sg.(syscall.Signal)
+			cancel()
+		}
+	}()
+	return ctx, s
+}
+
+func (s *signalCtx) received() syscall.Signal {
+	select {
+	case sg := <-s.got:
+		s.got <- sg
+		return sg
+	default:
+		return 0
+	}
+}
+
+func (s *signalCtx) stop() {
+	signal.Stop(s.ch)
+	s.cancel()
+}

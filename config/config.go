@@ -1,0 +1,181 @@
+// Package config loads and validates wsh's configuration from the WSH_*
+// environment variables. No other package reads them, and nothing is
+// silently defaulted: a malformed value is an error that names the variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Network says which network namespace a jailed command gets.
+type Network string
+
+const (
+	// NetworkNone is a network namespace of its own with only loopback.
+	NetworkNone Network = "none"
+	// NetworkHost shares the host's network.
+	NetworkHost Network = "host"
+)
+
+// UnmarshalText accepts exactly "none" and "host".
+func (n *Network) UnmarshalText(b []byte) error {
+	switch v := Network(b); v {
+	case NetworkNone, NetworkHost:
+		*n = v
+		return nil
+	}
+	return fmt.Errorf("%q is not a network mode; accepted values: none, host", string(b))
+}
+
+// Bool is a strict boolean: what strconv.ParseBool accepts, nothing else.
+type Bool bool
+
+// UnmarshalText parses b with strconv.ParseBool.
+func (v *Bool) UnmarshalText(b []byte) error {
+	x, err := strconv.ParseBool(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean; accepted values: 1, true, 0, false", string(b))
+	}
+	*v = Bool(x)
+	return nil
+}
+
+// Config is wsh's whole configuration.
+type Config struct {
+	// NoSandbox is the deterministic opt-out: no jail, no attempt, no warning.
+	NoSandbox Bool `env:"WSH_NO_SANDBOX"`
+	// RequireSandbox fails closed: a refused jail is exit 126, never a retry.
+	RequireSandbox Bool `env:"WSH_REQUIRE_SANDBOX"`
+	// Writable are paths bound read-write in the jail, besides the working
+	// directory, /tmp and $TMPDIR.
+	Writable []string `env:"WSH_WRITABLE" envSeparator:":"`
+	// Network is the jail's network: none (loopback only) or host.
+	Network Network `env:"WSH_NETWORK" envDefault:"none"`
+}
+
+// Variables lists every variable Load reads, with what it accepts.
+var Variables = map[string]string{
+	"WSH_NO_SANDBOX":      "1, true, 0 or false",
+	"WSH_REQUIRE_SANDBOX": "1, true, 0 or false",
+	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
+	"WSH_NETWORK":         "none or host",
+}
+
+// An Error is a configuration error; wsh exits with status 2 on one.
+type Error struct {
+	Var string
+	Err error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %v", e.Var, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Load reads the configuration from environ (as os.Environ returns it) and
+// validates it.
+func Load(environ []string) (Config, error) {
+	m := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	if err := checkNames(m); err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
+		return Config{}, fromEnvError(err)
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// checkNames refuses unknown WSH_* variables (a typo would otherwise be a
+// silent default) and set-but-empty booleans.
+func checkNames(m map[string]string) error {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !strings.HasPrefix(k, "WSH_") {
+			continue
+		}
+		accepted, ok := Variables[k]
+		if !ok {
+			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
+		}
+		if m[k] == "" && strings.HasPrefix(accepted, "1,") {
+			return &Error{k, fmt.Errorf("set but empty; accepted values: %s (or unset it)", accepted)}
+		}
+	}
+	return nil
+}
+
+func known() []string {
+	var ks []string
+	for k := range Variables {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// fromEnvError names the variable behind the first error env returns.
+func fromEnvError(err error) error {
+	var agg env.AggregateError
+	if errors.As(err, &agg) && len(agg.Errors) > 0 {
+		err = agg.Errors[0]
+	}
+	var pe env.ParseError
+	if errors.As(err, &pe) {
+		if f, ok := reflect.TypeOf(Config{}).FieldByName(pe.Name); ok {
+			return &Error{f.Tag.Get("env"), pe.Err}
+		}
+	}
+	return &Error{"WSH_*", err}
+}
+
+func (c *Config) validate() error {
+	if c.NoSandbox && c.RequireSandbox {
+		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_REQUIRE_SANDBOX; choose one")}
+	}
+	for i, p := range c.Writable {
+		r, err := CheckWritable(p)
+		if err != nil {
+			return &Error{"WSH_WRITABLE", err}
+		}
+		c.Writable[i] = r
+	}
+	return nil
+}
+
+// CheckWritable checks that p can be a writable path and returns it
+// resolved: absolute, existing, not the root, symlinks followed.
+func CheckWritable(p string) (string, error) {
+	if p == "" || !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%q does not exist", p)
+		}
+		return "", err
+	}
+	if r == "/" {
+		return "", fmt.Errorf("%q would make the whole host writable", p)
+	}
+	return r, nil
+}

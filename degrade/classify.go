@@ -1,0 +1,124 @@
+package degrade
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// A Report is what the jail init said before the target ran: the step that
+// failed and its errno.
+type Report struct {
+	Step  string
+	Errno syscall.Errno
+}
+
+// An Outcome is what the parent saw of one jailed command.
+type Outcome struct {
+	// StartErr is the error of starting the jail init (clone, the id maps,
+	// the exec of wsh itself); when it is set nothing else is.
+	StartErr error
+	// Report is the report on the sentinel pipe, or nil.
+	Report *Report
+	// ExecStep is the name of the step whose report means the target could
+	// not be executed, rather than that the jail was refused.
+	ExecStep string
+	// Status is the jail init's exit status (the target's own when there is
+	// no report).
+	Status int
+}
+
+// Kind says what an outcome means.
+type Kind int
+
+const (
+	// Ran: the target ran in the jail; Status is its status.
+	Ran Kind = iota
+	// Denied: the host refused the jail with EPERM or EACCES.
+	Denied
+	// Failed: the jail could not be made for another reason.
+	Failed
+	// NotExecutable: the jail was made but exec of the target failed.
+	NotExecutable
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Ran:
+		return "ran"
+	case Denied:
+		return "denied"
+	case Failed:
+		return "failed"
+	case NotExecutable:
+		return "not executable"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// A Verdict is what Classify decided.
+type Verdict struct {
+	Kind Kind
+	// Mode is 1 when the clone or the id maps were refused (the jail init
+	// never ran), 2 when a setup step inside it was.
+	Mode int
+	// Step names where it failed: "clone" in mode 1, the setup step in mode 2.
+	Step  string
+	Errno syscall.Errno
+	// Err is the start error, for Failed in mode 1.
+	Err    error
+	Status int
+}
+
+// StepClone names mode 1's step: starting the jail init in new namespaces.
+const StepClone = "clone"
+
+// Classify implements the table in DESIGN.md, "Classification".
+func Classify(o Outcome) Verdict {
+	if o.StartErr != nil {
+		var errno syscall.Errno
+		errors.As(o.StartErr, &errno)
+		kind := Failed
+		if isDenial(errno) {
+			kind = Denied
+		}
+		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr}
+	}
+	if o.Report == nil {
+		return Verdict{Kind: Ran, Status: o.Status}
+	}
+	v := Verdict{Mode: 2, Step: o.Report.Step, Errno: o.Report.Errno, Kind: Failed}
+	switch {
+	case o.Report.Step == o.ExecStep:
+		v.Kind, v.Mode = NotExecutable, 0
+	case isDenial(o.Report.Errno):
+		v.Kind = Denied
+	}
+	return v
+}
+
+func isDenial(errno syscall.Errno) bool {
+	return errno == syscall.EPERM || errno == syscall.EACCES
+}
+
+// Message is the one-line text for a Denied or Failed verdict, without the
+// "wsh: " prefix.
+func (v Verdict) Message() string {
+	what := v.Errno.Error()
+	if v.Errno == 0 && v.Err != nil {
+		what = v.Err.Error()
+	}
+	msg := fmt.Sprintf("jail: %s: %s", v.Step, what)
+	if v.Kind == Denied {
+		return fmt.Sprintf("%s (mode %d: the host refuses the jail)", msg, v.Mode)
+	}
+	if v.Mode == 1 {
+		switch v.Errno {
+		case syscall.ENOSPC:
+			msg += ": the user namespace limit is reached (sysctl user.max_user_namespaces) or namespaces are nested too deep"
+		case syscall.EINVAL:
+			msg += ": this kernel has no user namespaces"
+		}
+	}
+	return msg + "; run 'wsh doctor'"
+}

@@ -1,0 +1,119 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Init runs the jail init when this process was re-executed as one, and
+// never returns in that case. Otherwise it returns at once. Programs that use
+// wsh call it first in main.
+func Init() {
+	if len(os.Args) == 0 || os.Args[0] != InitArg0 {
+		return
+	}
+	os.Exit(initMain())
+}
+
+func initMain() int {
+	// Capabilities and no_new_privs are per thread (capabilities(7): "each
+	// thread has ... capability sets"), and the target is forked from the
+	// thread that dropped them, so this goroutine stays on its thread.
+	runtime.LockOSThread()
+	spec, err := ParseArgv(os.Args)
+	if err == nil && os.Getpid() != 1 {
+		err = errors.New("jail init: not PID 1 of a new PID namespace")
+	}
+	if err != nil {
+		// Not started by wsh: refuse before touching any mount.
+		fmt.Fprintln(os.Stderr, "wsh:", err)
+		return ReservedStatus
+	}
+	if step, err := Setup(spec); err != nil {
+		writeReport(step, err)
+		return ReservedStatus
+	}
+	return reap(spec)
+}
+
+// A setupStep is one named stage of the jail setup.
+type setupStep struct {
+	id  Step
+	run func(*setupState) error
+}
+
+type setupState struct {
+	spec     *Spec
+	writable []int // detached clones of the writable paths, in spec order
+	devices  []int // detached clones of the device nodes, in devNodes order
+}
+
+// steps is the one list that defines the order of the setup.
+var steps = []setupStep{
+	{StepParent, checkParent},
+	{StepMountPrivate, mountPrivate},
+	{StepDetach, detach},
+	{StepRootReadonly, rootReadonly},
+	{StepWritable, placeWritable},
+	{StepProc, mountProc},
+	{StepSys, mountSys},
+	{StepDev, mountDev},
+	{StepLoopback, loopbackUp},
+	{StepChdir, chdir},
+	{StepDescriptors, cloexecFrom3},
+	{StepCapabilities, dropCapabilities},
+	{StepNoNewPrivs, setNoNewPrivs},
+	{StepSeccomp, loadSeccomp},
+}
+
+// Setup runs every step in order in the calling process, which must be the
+// init of fresh namespaces. It returns the step that failed.
+func Setup(spec *Spec) (Step, error) {
+	st := &setupState{spec: spec}
+	for _, s := range steps {
+		if err := s.run(st); err != nil {
+			return s.id, err
+		}
+	}
+	return StepNone, nil
+}
+
+// checkParent asks for SIGKILL when wsh dies, then checks that wsh did not
+// die before that: the read end of the sentinel is held only by the wsh that
+// started this jail, so a POLLERR on our write end means it is gone.
+func checkParent(*setupState) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_SET_PDEATHSIG)", err)
+	}
+	fds := []unix.PollFd{{Fd: ReportFD, Events: unix.POLLOUT}}
+	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, 0) }); err != nil {
+		return os.NewSyscallError("poll", err)
+	}
+	if fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
+		os.Exit(ReservedStatus) // nobody is left to read a report
+	}
+	return nil
+}
+
+func writeReport(step Step, err error) {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno == 0 {
+		errno = syscall.EIO // bug: every step returns an errno
+	}
+	b := Report{Step: step, Errno: errno}.Encode()
+	unix.Write(ReportFD, b[:])
+}
+
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}

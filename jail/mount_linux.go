@@ -1,0 +1,152 @@
+package jail
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// devNodes are the host devices bound into the jail's /dev.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+func mountPrivate(*setupState) error {
+	return mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+}
+
+// detach clones the writable paths and the device nodes before the root
+// becomes read-only, so the clones keep the host's read-write flag.
+func detach(st *setupState) error {
+	for _, p := range st.spec.Writable {
+		fd, err := openTree(p, unix.AT_RECURSIVE)
+		if err != nil {
+			return err
+		}
+		st.writable = append(st.writable, fd)
+	}
+	for _, n := range devNodes {
+		fd, err := openTree("/dev/"+n, 0)
+		if err != nil {
+			return err
+		}
+		st.devices = append(st.devices, fd)
+	}
+	return nil
+}
+
+func openTree(path string, flags uint) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|flags)
+	if err != nil {
+		return -1, &os.PathError{Op: "open_tree", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+func rootReadonly(*setupState) error {
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, attr); err != nil {
+		return &os.PathError{Op: "mount_setattr", Path: "/", Err: err}
+	}
+	return nil
+}
+
+func placeWritable(st *setupState) error {
+	for i, p := range st.spec.Writable {
+		if err := moveMount(st.writable[i], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func moveMount(fd int, to string) error {
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, to, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount", Path: to, Err: err}
+	}
+	return nil
+}
+
+func mountProc(*setupState) error {
+	return mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// mountSys mounts a sysfs of the jail's own network namespace, so that
+// /sys/class/net shows the jail's devices. With the host's network the
+// host's /sys stays, read-only like the rest of the root.
+func mountSys(st *setupState) error {
+	if st.spec.HostNetwork {
+		return nil
+	}
+	return mount("sysfs", "/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// mountDev builds a minimal, read-only /dev: the device nodes bound from the
+// host, a private devpts, a private /dev/shm and the usual symlinks.
+func mountDev(st *setupState) error {
+	const fl = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := mount("tmpfs", "/dev", "tmpfs", fl, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for i, n := range devNodes {
+		p := "/dev/" + n
+		if err := createEmpty(p); err != nil {
+			return err
+		}
+		if err := moveMount(st.devices[i], p); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if err := unix.Mkdir(d, 0o755); err != nil {
+			return &os.PathError{Op: "mkdir", Path: d, Err: err}
+		}
+	}
+	if err := mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return err
+	}
+	if err := mount("tmpfs", "/dev/shm", "tmpfs", fl, "mode=1777"); err != nil {
+		return err
+	}
+	for name, target := range devLinks {
+		if err := unix.Symlink(target, "/dev/"+name); err != nil {
+			return &os.PathError{Op: "symlink", Path: "/dev/" + name, Err: err}
+		}
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/dev", 0, attr); err != nil {
+		return &os.PathError{Op: "mount_setattr", Path: "/dev", Err: err}
+	}
+	return nil
+}
+
+var devLinks = map[string]string{
+	"ptmx":   "pts/ptmx",
+	"fd":     "/proc/self/fd",
+	"stdin":  "/proc/self/fd/0",
+	"stdout": "/proc/self/fd/1",
+	"stderr": "/proc/self/fd/2",
+}
+
+func createEmpty(path string) error {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: path, Err: err}
+	}
+	return unix.Close(fd)
+}
+
+func chdir(st *setupState) error {
+	// The process kept its working directory from before the writable
+	// binds; entering it again by path lands on the bind.
+	if err := unix.Chdir(st.spec.Dir); err != nil {
+		return &os.PathError{Op: "chdir", Path: st.spec.Dir, Err: err}
+	}
+	return nil
+}
+
+func mount(source, target, fstype string, flags uintptr, data string) error {
+	if err := unix.Mount(source, target, fstype, flags, data); err != nil {
+		return &os.PathError{Op: "mount " + fstype, Path: target, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package jail
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// cloexecFrom3 marks every descriptor from 3 up close-on-exec, so that the
+// target sees neither the sentinel nor anything wsh was started with.
+func cloexecFrom3(*setupState) error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err != unix.ENOSYS && err != unix.EINVAL {
+		return os.NewSyscallError("close_range", err)
+	}
+	// Before Linux 5.11: mark them one by one, up to RLIMIT_NOFILE.
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return os.NewSyscallError("getrlimit", err)
+	}
+	for fd := 3; uint64(fd) < lim.Cur; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return os.NewSyscallError("fcntl", err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties every capability set of this thread: the
+// bounding set first (dropping it needs CAP_SETPCAP), then the ambient set,
+// then effective, permitted and inheritable.
+func dropCapabilities(*setupState) error {
+	last, err := lastCap()
+	if err != nil {
+		return err
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return os.NewSyscallError("capset", err)
+	}
+	return nil
+}
+
+func lastCap() (int, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, &os.PathError{Op: "parse", Path: "/proc/sys/kernel/cap_last_cap", Err: unix.EINVAL}
+	}
+	return n, nil
+}
+
+func setNoNewPrivs(*setupState) error {
+	return os.NewSyscallError("prctl(PR_SET_NO_NEW_PRIVS)", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+}

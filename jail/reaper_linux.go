@@ -1,0 +1,54 @@
+package jail
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// forwarded are the signals the reaper passes on to the target.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
+
+// reap starts the target as the child of this PID 1, forwards signals to it,
+// reaps every process, and returns the target's status once it has exited.
+// Whatever the target left behind is killed.
+func reap(spec *Spec) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		writeReport(StepExec, err)
+		return ReservedStatus
+	}
+	unix.Close(ReportFD) // the setup is over; the parent reads EOF now
+	go func() {
+		for s := range sigs {
+			unix.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	status := waitFor(pid)
+	unix.Kill(-1, unix.SIGKILL) // orphans the target left
+	return status
+}
+
+func waitFor(pid int) int {
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return ReservedStatus // bug: the target was never reaped
+		case wpid != pid:
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		default:
+			return ws.ExitStatus()
+		}
+	}
+}

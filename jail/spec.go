@@ -1,0 +1,48 @@
+package jail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// InitArg0 is the argv[0] with which wsh re-executes itself as the jail init.
+const InitArg0 = "wsh-jail-init"
+
+// A Spec is what the parent asks of one jail.
+type Spec struct {
+	// Writable paths are bound read-write at the same paths; all must be
+	// absolute, existing and resolved.
+	Writable []string `json:"w,omitempty"`
+	// HostNetwork shares the host's network namespace.
+	HostNetwork bool `json:"n,omitempty"`
+	// Dir is the working directory of the target.
+	Dir string `json:"d"`
+	// Path is the resolved executable; Args is its argv, Args[0] included.
+	Path string   `json:"p"`
+	Args []string `json:"a"`
+}
+
+// Argv returns the argv of the jail init for s.
+func (s *Spec) Argv() ([]string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return []string{InitArg0, string(b)}, nil
+}
+
+// ParseArgv is the inverse of Argv.
+func ParseArgv(argv []string) (*Spec, error) {
+	if len(argv) != 2 || argv[0] != InitArg0 {
+		return nil, errors.New("jail init: bad argv")
+	}
+	var s Spec
+	if err := json.Unmarshal([]byte(argv[1]), &s); err != nil {
+		return nil, fmt.Errorf("jail init: spec: %w", err)
+	}
+	if s.Path == "" || len(s.Args) == 0 || s.Dir == "" {
+		return nil, errors.New("jail init: incomplete spec")
+	}
+	return &s, nil
+}

@@ -1,0 +1,273 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/degrade"
+	"wsh/jail"
+	"wsh/wrap"
+)
+
+// DefaultKillTimeout is how long a cancelled command has between SIGTERM and
+// SIGKILL.
+const DefaultKillTimeout = 2 * time.Second
+
+// A Jailer runs external commands for an interp.Runner: in the jail, or
+// unsandboxed when opted out or after the host refused the jail. One Jailer
+// holds the degrade state of one Runner.
+type Jailer struct {
+	cfg      config.Config
+	writable []string
+	warn     io.Writer
+	state    degrade.State
+	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
+	KillTimeout time.Duration
+}
+
+// NewJailer makes a Jailer. dir is the working directory the Runner starts
+// in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
+// when it exists) and cfg.Writable. The one warning goes to warn.
+func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) (*Jailer, error) {
+	w, err := writablePaths(cfg, dir, environ)
+	if err != nil {
+		return nil, err
+	}
+	return &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}, nil
+}
+
+func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
+	var out []string
+	add := func(p string) {
+		for _, q := range out {
+			if q == p {
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	d, err := config.CheckWritable(dir)
+	if err != nil {
+		return nil, &config.Error{Var: "the working directory", Err: err}
+	}
+	add(d)
+	if t, err := config.CheckWritable("/tmp"); err == nil {
+		add(t)
+	}
+	if t := lookupEnv(environ, "TMPDIR"); t != "" {
+		// TMPDIR is a default, not a request: one that does not exist is
+		// left out, as it is unusable outside the jail too.
+		if r, err := config.CheckWritable(t); err == nil {
+			add(r)
+		}
+	}
+	for _, p := range cfg.Writable {
+		add(p)
+	}
+	return out, nil
+}
+
+func lookupEnv(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := bytes.Cut([]byte(environ[i]), []byte("=")); ok && string(k) == key {
+			return string(v)
+		}
+	}
+	return ""
+}
+
+// Writable returns the paths that are writable in the jail.
+func (j *Jailer) Writable() []string { return append([]string(nil), j.writable...) }
+
+// Degraded returns the denial after which this Jailer runs commands
+// unsandboxed, if the host refused the jail.
+func (j *Jailer) Degraded() (degrade.Verdict, bool) { return j.state.Degraded() }
+
+// Middleware returns an exec middleware for interp.ExecHandlers. It is
+// terminal: it runs every command itself and never calls next, because
+// mvdan's default handler stops the whole script on some exec failures.
+func (j *Jailer) Middleware() func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return j.exec }
+}
+
+func (j *Jailer) exec(ctx context.Context, args []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	hc := interp.HandlerCtx(ctx)
+	path, err := lookPath(hc.Dir, hc.Env, args[0])
+	if err != nil {
+		le := err.(*lookupError)
+		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
+		return interp.ExitStatus(le.status)
+	}
+	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
+	if j.cfg.NoSandbox {
+		return j.plain(ctx, c)
+	}
+	if _, degraded := j.state.Degraded(); degraded {
+		return j.plain(ctx, c)
+	}
+	return j.jailed(ctx, c)
+}
+
+type command struct {
+	hc   interp.HandlerContext
+	path string
+	args []string
+	env  []string
+}
+
+func (j *Jailer) jailed(ctx context.Context, c *command) error {
+	out := wrap.Run(ctx, &wrap.Request{
+		Spec:        jail.Spec{Writable: j.writable, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: c.hc.Dir, Path: c.path, Args: c.args},
+		Env:         c.env,
+		Stdin:       c.hc.Stdin,
+		Stdout:      c.hc.Stdout,
+		Stderr:      c.hc.Stderr,
+		KillTimeout: j.KillTimeout,
+	})
+	v := degrade.Classify(out)
+	switch v.Kind {
+	case degrade.Ran:
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return exitStatus(v.Status)
+	case degrade.NotExecutable:
+		return j.notExecutable(ctx, c, v.Errno)
+	case degrade.Denied:
+		if j.cfg.RequireSandbox {
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", v.Message(), c.args[0])
+			return interp.ExitStatus(126)
+		}
+		if j.state.Record(v) {
+			fmt.Fprintln(j.warn, degrade.Warning(v))
+		}
+		return j.plain(ctx, c)
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", v.Message())
+	return interp.ExitStatus(126)
+}
+
+// notExecutable handles an exec of the target that failed: in the jail, or
+// unsandboxed.
+func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Errno) error {
+	switch errno {
+	case syscall.ENOEXEC:
+		return j.runScript(ctx, c)
+	case syscall.ENOENT:
+		// A missing interpreter in a #! line, or a file gone since lookup.
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.args[0], "No such file or directory")
+		return interp.ExitStatus(127)
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.args[0], errnoText(errno))
+	return interp.ExitStatus(126)
+}
+
+func errnoText(errno syscall.Errno) string {
+	s := errno.Error()
+	if s == "" {
+		return s
+	}
+	return string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
+}
+
+// plain runs a command unsandboxed.
+func (j *Jailer) plain(ctx context.Context, c *command) error {
+	cmd := j.plainCmd(ctx, c)
+	err := cmd.Start()
+	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
+		// A concurrently forked process may briefly hold the file open
+		// for writing (go.dev/issue/22315).
+		time.Sleep(delay)
+		cmd = j.plainCmd(ctx, c)
+		err = cmd.Start()
+	}
+	if err != nil {
+		var errno syscall.Errno
+		if !errors.As(err, &errno) {
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+			return interp.ExitStatus(126)
+		}
+		return j.notExecutable(ctx, c, errno)
+	}
+	werr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], werr)
+		return interp.ExitStatus(126)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitStatus(128 + int(ws.Signal()))
+	}
+	return exitStatus(cmd.ProcessState.ExitCode())
+}
+
+func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.path)
+	cmd.Args = c.args
+	cmd.Env = c.env
+	cmd.Dir = c.hc.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.hc.Stdin, c.hc.Stdout, c.hc.Stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = j.KillTimeout
+	return cmd
+}
+
+// runScript runs a file the kernel refused with ENOEXEC (a script without a
+// #! line) as a shell script, as POSIX asks, in a new interpreter whose
+// commands go through this same Jailer.
+func (j *Jailer) runScript(ctx context.Context, c *command) error {
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+		return interp.ExitStatus(126)
+	}
+	if line, _, _ := bytes.Cut(b, []byte("\n")); bytes.IndexByte(line, 0) >= 0 {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: cannot execute binary file\n", c.args[0])
+		return interp.ExitStatus(126)
+	}
+	file, err := syntax.NewParser().Parse(bytes.NewReader(b), c.args[0])
+	if err != nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
+		return interp.ExitStatus(2)
+	}
+	r, err := interp.New(
+		interp.Dir(c.hc.Dir),
+		interp.Env(expand.ListEnviron(c.env...)),
+		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
+		interp.ExecHandlers(j.Middleware()),
+		interp.Params(append([]string{"--"}, c.args[1:]...)...),
+	)
+	if err != nil {
+		return err
+	}
+	err = r.Run(ctx, file)
+	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil || ctx.Err() != nil {
+		return err
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+	return interp.ExitStatus(1)
+}
+
+func exitStatus(status int) error {
+	if status == 0 {
+		return nil
+	}
+	return interp.ExitStatus(uint8(status))
+}

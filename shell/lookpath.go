@@ -1,0 +1,95 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+)
+
+// A lookupError is a command that cannot be run, with bash's status and
+// message.
+type lookupError struct {
+	status uint8
+	msg    string
+}
+
+func (e *lookupError) Error() string { return e.msg }
+
+// lookPath finds name as bash does: a name with a slash is taken as a path;
+// otherwise the first executable regular file in $PATH wins, and a
+// non-executable match is "Permission denied" only when nothing better is
+// found.
+func lookPath(dir string, env expand.Environ, name string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return p, checkExecutable(p, name)
+	}
+	var denied string
+	for _, elem := range filepath.SplitList(env.Get("PATH").String()) {
+		if elem == "" {
+			elem = "."
+		}
+		p := filepath.Join(elem, name)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		switch err := checkExecutable(p, name); {
+		case err == nil:
+			return p, nil
+		case err.(*lookupError).status == 126 && denied == "":
+			fi, _ := os.Stat(p)
+			if fi != nil && !fi.IsDir() {
+				denied = p
+			}
+		}
+	}
+	if denied != "" {
+		return "", &lookupError{126, name + ": Permission denied"}
+	}
+	return "", &lookupError{127, name + ": command not found"}
+}
+
+func checkExecutable(p, name string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return &lookupError{127, name + ": No such file or directory"}
+	case fi.IsDir():
+		return &lookupError{126, name + ": Is a directory"}
+	case fi.Mode()&0o111 == 0:
+		return &lookupError{126, name + ": Permission denied"}
+	}
+	return nil
+}
+
+// execEnv is the environment a command gets: the exported string variables,
+// as the interpreter holds them.
+func execEnv(env expand.Environ) []string {
+	var list []string
+	seen := map[string]int{}
+	for name, vr := range env.Each {
+		i, dup := seen[name]
+		keep := vr.IsSet() && vr.Exported && vr.Kind == expand.String
+		switch {
+		case dup && keep:
+			list[i] = name + "=" + vr.String()
+		case dup:
+			list[i] = ""
+		case keep:
+			seen[name] = len(list)
+			list = append(list, name+"="+vr.String())
+		}
+	}
+	out := list[:0]
+	for _, kv := range list {
+		if kv != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

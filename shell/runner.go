@@ -1,0 +1,142 @@
+package shell
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/degrade"
+)
+
+// A Runner runs scripts; every external command runs in the jail.
+type Runner struct {
+	interp *interp.Runner
+	jailer *Jailer
+	name   string
+}
+
+type settings struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	dir            string
+	environ        []string
+	cfg            *config.Config
+	params         []string
+	name           string
+}
+
+// An Option configures a Runner.
+type Option func(*settings) error
+
+// StdIO sets the standard streams; the default is the process's own. The
+// one warning of a refused jail goes to stderr.
+func StdIO(in io.Reader, out, err io.Writer) Option {
+	return func(s *settings) error { s.stdin, s.stdout, s.stderr = in, out, err; return nil }
+}
+
+// Dir sets the starting directory, which is also writable in the jail. The
+// default is the process's working directory.
+func Dir(dir string) Option { return func(s *settings) error { s.dir = dir; return nil } }
+
+// Env sets the environment (KEY=VALUE pairs); the default is os.Environ().
+func Env(environ []string) Option {
+	return func(s *settings) error { s.environ = environ; return nil }
+}
+
+// WithConfig sets the configuration; the default is config.Load of the
+// environment.
+func WithConfig(c config.Config) Option { return func(s *settings) error { s.cfg = &c; return nil } }
+
+// Params sets shell options and positional parameters as `set` does, e.g.
+// Params("-e", "-o", "pipefail", "--", "arg1").
+func Params(args ...string) Option {
+	return func(s *settings) error { s.params = append(s.params, args...); return nil }
+}
+
+// Name sets $0; the default is "wsh".
+func Name(name string) Option { return func(s *settings) error { s.name = name; return nil } }
+
+// New makes a Runner. A configuration error is a *config.Error.
+func New(opts ...Option) (*Runner, error) {
+	s := settings{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, name: "wsh"}
+	for _, o := range opts {
+		if err := o(&s); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.defaults(); err != nil {
+		return nil, err
+	}
+	j, err := NewJailer(*s.cfg, s.dir, s.environ, s.stderr)
+	if err != nil {
+		return nil, err
+	}
+	iopts := []interp.RunnerOption{
+		interp.StdIO(s.stdin, s.stdout, s.stderr),
+		interp.Dir(s.dir),
+		interp.Env(expand.ListEnviron(s.environ...)),
+		interp.ExecHandlers(j.Middleware()),
+	}
+	if s.params != nil {
+		iopts = append(iopts, interp.Params(s.params...))
+	}
+	ir, err := interp.New(iopts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{interp: ir, jailer: j, name: s.name}, nil
+}
+
+func (s *settings) defaults() error {
+	if s.environ == nil {
+		s.environ = os.Environ()
+	}
+	if s.dir == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		s.dir = d
+	}
+	if s.cfg == nil {
+		c, err := config.Load(s.environ)
+		if err != nil {
+			return err
+		}
+		s.cfg = &c
+	}
+	return nil
+}
+
+// Run parses and runs script. A parse error is a syntax.ParseError (wsh
+// exits 2 on it); a command's status is an interp.ExitStatus.
+func (r *Runner) Run(ctx context.Context, script string) error {
+	return r.RunReader(ctx, strings.NewReader(script), "")
+}
+
+// RunReader parses the script read from rd, naming it name in errors (and
+// in $0 when Name was not given), and runs it.
+func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error {
+	file, err := syntax.NewParser().Parse(rd, name)
+	if err != nil {
+		return err
+	}
+	file.Name = r.name // $0
+	return r.interp.Run(ctx, file)
+}
+
+// Exited reports whether the script ran `exit`.
+func (r *Runner) Exited() bool { return r.interp.Exited() }
+
+// Degraded returns the denial after which this Runner runs commands
+// unsandboxed, if the host refused the jail.
+func (r *Runner) Degraded() (degrade.Verdict, bool) { return r.jailer.Degraded() }
+
+// Writable returns the paths that are writable in the jail.
+func (r *Runner) Writable() []string { return r.jailer.Writable() }

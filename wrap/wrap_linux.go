@@ -1,0 +1,111 @@
+package wrap
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"wsh/degrade"
+	"wsh/jail"
+)
+
+// SelfExe is the binary re-executed as the jail init.
+const SelfExe = "/proc/self/exe"
+
+// A Request is one command to run in a jail.
+type Request struct {
+	Spec   jail.Spec
+	Env    []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// KillTimeout is how long a cancelled jail has after SIGTERM before it
+	// is killed.
+	KillTimeout time.Duration
+}
+
+// Run runs the request in a jail and returns what the parent saw.
+func Run(ctx context.Context, req *Request) degrade.Outcome {
+	cmd, rd, err := command(ctx, req)
+	if err != nil {
+		return degrade.Outcome{StartErr: err}
+	}
+	defer rd.Close()
+	err = cmd.Start()
+	// The read end sees EOF only once every write end is closed: ours must
+	// go now, or a silent child would hang the read below.
+	cmd.ExtraFiles[0].Close()
+	if err != nil {
+		return degrade.Outcome{StartErr: err}
+	}
+	werr := cmd.Wait()
+	out := degrade.Outcome{Status: exitStatus(cmd, werr), ExecStep: jail.StepExec.String()}
+	if r, ok := readReport(rd); ok {
+		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
+	}
+	return out
+}
+
+// command builds the *exec.Cmd of the jail init and the sentinel's read end.
+func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
+	argv, err := req.Spec.Argv()
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, SelfExe)
+	cmd.Args = argv
+	cmd.Env = req.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Dir = req.Spec.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdin, req.Stdout, req.Stderr
+	cmd.ExtraFiles = []*os.File{wr} // fd 3 in the child: jail.ReportFD
+	cmd.SysProcAttr = sysProcAttr(req.Spec.HostNetwork)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = req.KillTimeout
+	return cmd, rd, nil
+}
+
+func sysProcAttr(hostNetwork bool) *syscall.SysProcAttr {
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if !hostNetwork {
+		flags |= syscall.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Cloneflags: flags,
+		// The identity map: the same ids inside as outside.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Setsid:                     true,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+}
+
+// readReport reads what the jail init wrote: exactly one report, or nothing
+// that counts.
+func readReport(rd *os.File) (jail.Report, bool) {
+	var buf [jail.ReportSize + 1]byte
+	n, _ := io.ReadFull(rd, buf[:])
+	return jail.DecodeReport(buf[:n])
+}
+
+func exitStatus(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return 126
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
