@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wsh/degrade"
 	"wsh/jail"
 )
@@ -87,10 +89,19 @@ func sysProcAttr(hostNetwork bool) *syscall.SysProcAttr {
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
-		Setsid:                     true,
-		Pdeathsig:                  syscall.SIGKILL,
+		// A uid other than 0 loses every capability at the exec of the jail
+		// init (capabilities(7), "Transformation of capabilities during
+		// execve"); ambient ones survive it. The init needs these for its
+		// setup, and empties every set before the target runs.
+		AmbientCaps: initCaps,
+		Setsid:      true,
+		Pdeathsig:   syscall.SIGKILL,
 	}
 }
+
+// initCaps are the capabilities, in the jail's own user namespace, that
+// the setup steps use: mounts, bringing up lo, dropping the bounding set.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 
 // readReport reads what the jail init wrote: exactly one report, or nothing
 // that counts.
