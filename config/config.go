@@ -101,7 +101,7 @@ func Load(environ []string) (Config, error) {
 }
 
 // checkNames refuses unknown WSH_* variables (a typo would otherwise be a
-// silent default) and set-but-empty booleans.
+// silent default) and empty values, except an empty list of paths.
 func checkNames(m map[string]string) error {
 	var names []string
 	for k := range m {
@@ -116,7 +116,7 @@ func checkNames(m map[string]string) error {
 		if !ok {
 			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
 		}
-		if m[k] == "" && strings.HasPrefix(accepted, "1,") {
+		if m[k] == "" && k != "WSH_WRITABLE" {
 			return &Error{k, fmt.Errorf("set but empty; accepted values: %s (or unset it)", accepted)}
 		}
 	}

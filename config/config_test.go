@@ -1,0 +1,83 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		env  []string
+		want Config
+	}{
+		{nil, Config{Network: NetworkNone}},
+		{[]string{"WSH_NO_SANDBOX=1"}, Config{NoSandbox: true, Network: NetworkNone}},
+		{[]string{"WSH_NO_SANDBOX=true", "WSH_REQUIRE_SANDBOX=0"}, Config{NoSandbox: true, Network: NetworkNone}},
+		{[]string{"WSH_REQUIRE_SANDBOX=true"}, Config{RequireSandbox: true, Network: NetworkNone}},
+		{[]string{"WSH_NO_SANDBOX=false"}, Config{Network: NetworkNone}},
+		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost}},
+		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone}},
+		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone}},
+		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone}},
+	}
+	for _, tt := range tests {
+		got, err := Load(tt.env)
+		if err != nil {
+			t.Errorf("Load(%q): %v", tt.env, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Load(%q) = %+v, want %+v", tt.env, got, tt.want)
+		}
+	}
+}
+
+// TestLoadErrors: every malformed value is an *Error that names the
+// variable, and says what is accepted.
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		env      string
+		variable string
+		says     string
+	}{
+		{"WSH_NO_SANDBOX=yes", "WSH_NO_SANDBOX", "1, true, 0, false"},
+		{"WSH_NO_SANDBOX=on", "WSH_NO_SANDBOX", "1, true, 0, false"},
+		{"WSH_NO_SANDBOX= true", "WSH_NO_SANDBOX", "1, true, 0, false"},
+		{"WSH_NO_SANDBOX=", "WSH_NO_SANDBOX", "empty"},
+		{"WSH_REQUIRE_SANDBOX=2", "WSH_REQUIRE_SANDBOX", "1, true, 0, false"},
+		{"WSH_NETWORK=bridge", "WSH_NETWORK", "none, host"},
+		{"WSH_NETWORK=", "WSH_NETWORK", "none or host"},
+		{"WSH_WRITABLE=relative/dir", "WSH_WRITABLE", "not an absolute path"},
+		{"WSH_WRITABLE=/does/not/exist", "WSH_WRITABLE", "does not exist"},
+		{"WSH_WRITABLE=/", "WSH_WRITABLE", "whole host"},
+		{"WSH_NO_SANDBX=1", "WSH_NO_SANDBX", "unknown variable"},
+	}
+	for _, tt := range tests {
+		_, err := Load([]string{tt.env})
+		var ce *Error
+		if !errors.As(err, &ce) {
+			t.Errorf("Load(%q) = %v, want a *config.Error", tt.env, err)
+			continue
+		}
+		if ce.Var != tt.variable || !strings.Contains(err.Error(), tt.variable) || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("Load(%q) = %q (var %q), want it to name %s and say %q", tt.env, err, ce.Var, tt.variable, tt.says)
+		}
+	}
+}
+
+func TestBothSetIsAnError(t *testing.T) {
+	_, err := Load([]string{"WSH_NO_SANDBOX=1", "WSH_REQUIRE_SANDBOX=1"})
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "WSH_REQUIRE_SANDBOX") {
+		t.Fatalf("Load with both set = %v, want an error naming both", err)
+	}
+}
