@@ -1,0 +1,61 @@
+package shell_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"wsh/shell"
+)
+
+// TestCancelStopsJailedCommands cancels the context of a script whose jailed
+// command would run for minutes: Run returns within a bounded time, and no
+// process of that jail is left.
+func TestCancelStopsJailedCommands(t *testing.T) {
+	r, err := shell.New(shell.StdIO(nil, os.Stdout, os.Stderr), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, `sh -c 'sleep 301.25 & sleep 301.5; echo never'`) }()
+	waitFor(t, func() bool { return len(procsWith("301.5")) > 0 }, "the jailed sleep to start")
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of the cancellation")
+	}
+	t.Logf("Run returned %v after the cancellation", time.Since(start))
+	waitFor(t, func() bool { return len(procsWith("301.")) == 0 }, "every process of the jail to be gone")
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s; left: %v", what, procsWith("301."))
+}
+
+// procsWith lists the host's processes whose command line contains s.
+func procsWith(s string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), s) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}

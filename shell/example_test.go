@@ -1,0 +1,66 @@
+package shell_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/shell"
+)
+
+// A Runner runs a script; its external commands run in the jail, which
+// the command reads back from the kernel.
+func Example() {
+	r, err := shell.New(shell.StdIO(nil, os.Stdout, os.Stderr), shell.Dir(os.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = r.Run(context.Background(), `grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; ls /sys/class/net`)
+	fmt.Println("error:", err)
+	_, degraded := r.Degraded()
+	fmt.Println("degraded:", degraded)
+	// Output:
+	// NoNewPrivs:	1
+	// Seccomp:	2
+	// lo
+	// error: <nil>
+	// degraded: false
+}
+
+// The exec middleware also works in an interp.Runner built elsewhere.
+func ExampleJailer_Middleware() {
+	environ := []string{"PATH=/usr/bin:/bin"}
+	cfg, err := config.Load(environ)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	j, err := shell.NewJailer(cfg, os.TempDir(), environ, os.Stderr)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := interp.New(
+		interp.StdIO(nil, os.Stdout, os.Stderr),
+		interp.Env(expand.ListEnviron(environ...)),
+		interp.Dir(os.TempDir()),
+		interp.ExecHandlers(j.Middleware()),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	file, _ := syntax.NewParser().Parse(strings.NewReader(`head -c 13 /proc/1/cmdline; echo; sh -c 'exit 3'`), "")
+	err = r.Run(context.Background(), file)
+	fmt.Println("error:", err)
+	// Output:
+	// wsh-jail-init
+	// error: exit status 3
+}
