@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -38,20 +40,24 @@ func parseArgs(args []string) (*invocation, error) {
 		case a == "--" || a == "-":
 			inv.operands = args[i+1:]
 			return inv, nil
-		case a == "-o" || a == "+o":
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("%s: option requires an argument", a)
-			}
-			if args[i+1] != "pipefail" {
-				return nil, fmt.Errorf("%s %s: invalid option name; wsh knows pipefail", a, args[i+1])
-			}
-			inv.opts = append(inv.opts, a, args[i+1])
-			i++
+		case strings.HasPrefix(a, "--"):
+			return nil, fmt.Errorf("%s: invalid option", a)
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			for _, c := range a[1:] {
 				switch {
 				case c == 'c' && a[0] == '-':
 					inv.command = true
+				case c == 'o':
+					// As in bash, o takes the next argument even at
+					// the end of a group: -eo pipefail.
+					if i+1 >= len(args) {
+						return nil, fmt.Errorf("%co: option requires an argument", a[0])
+					}
+					i++
+					if args[i] != "pipefail" {
+						return nil, fmt.Errorf("%co %s: invalid option name; wsh knows pipefail", a[0], args[i])
+					}
+					inv.opts = append(inv.opts, string(a[0])+"o", args[i])
 				case strings.ContainsRune("eux", c):
 					inv.opts = append(inv.opts, string(a[0])+string(c))
 				default:
@@ -80,10 +86,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wsh: -c: option requires an argument\n%s\n", usage)
 		return 2
 	}
-	script, name, params, err := source(inv, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "wsh: %v\n", err)
-		return 127
+	script, name, params, serr := source(inv, stdin)
+	if serr != nil {
+		fmt.Fprintf(stderr, "wsh: %v\n", serr)
+		return serr.status
 	}
 	defer script.Close()
 	opts := append(inv.opts, "--")
@@ -104,7 +110,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type scriptName struct{ file, dollar0 string }
 
 // source opens the script the invocation names.
-func source(inv *invocation, stdin io.Reader) (io.ReadCloser, scriptName, []string, error) {
+func source(inv *invocation, stdin io.Reader) (io.ReadCloser, scriptName, []string, *scriptError) {
 	ops := inv.operands
 	switch {
 	case inv.command:
@@ -115,13 +121,39 @@ func source(inv *invocation, stdin io.Reader) (io.ReadCloser, scriptName, []stri
 		}
 		return io.NopCloser(strings.NewReader(ops[0])), name, nil, nil
 	case len(ops) > 0:
-		f, err := os.Open(ops[0])
+		b, err := readScript(ops[0])
 		if err != nil {
-			return nil, scriptName{}, nil, fmt.Errorf("%s: %w", ops[0], unwrapPath(err))
+			return nil, scriptName{}, nil, err
 		}
-		return f, scriptName{ops[0], ops[0]}, ops[1:], nil
+		return io.NopCloser(bytes.NewReader(b)), scriptName{ops[0], ops[0]}, ops[1:], nil
 	}
 	return io.NopCloser(stdin), scriptName{"<stdin>", "wsh"}, nil, nil
+}
+
+// A scriptError is a script file that cannot be run, with bash's status.
+type scriptError struct {
+	status int
+	msg    string
+}
+
+func (e *scriptError) Error() string { return e.msg }
+
+// readScript reads a script file as bash opens one: one that does not
+// exist is 127; one that cannot be read (a directory, say) or whose first
+// line holds a NUL byte is 126.
+func readScript(path string) ([]byte, *scriptError) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		status := 126
+		if errors.Is(err, fs.ErrNotExist) {
+			status = 127
+		}
+		return nil, &scriptError{status, path + ": " + capitalize(unwrapPath(err).Error())}
+	}
+	if line, _, _ := bytes.Cut(b, []byte("\n")); bytes.IndexByte(line, 0) >= 0 {
+		return nil, &scriptError{126, path + ": cannot execute binary file"}
+	}
+	return b, nil
 }
 
 func unwrapPath(err error) error {
@@ -130,6 +162,15 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// capitalize writes an errno's text as bash does: "No such file or
+// directory".
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func configError(stderr io.Writer, err error) int {
