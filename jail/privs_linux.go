@@ -9,8 +9,15 @@ import (
 )
 
 // cloexecFrom3 marks every descriptor from 3 up close-on-exec, so that the
-// target sees neither the sentinel nor anything wsh was started with.
+// target sees neither the sentinel nor anything wsh was started with. It
+// also makes this init non-dumpable: the init holds the sentinel until the
+// target is exec'd, and a dumpable init would let the target (same uid, no
+// capabilities) reopen it, or any descriptor of the init, through
+// /proc/1/fd (proc(5), "ptrace access mode").
 func cloexecFrom3(*setupState) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_SET_DUMPABLE)", err)
+	}
 	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if err != unix.ENOSYS && err != unix.EINVAL {
 		return os.NewSyscallError("close_range", err)
