@@ -1,0 +1,157 @@
+//go:build linux
+
+package wrap
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wsh/degrade"
+	"wsh/jail"
+)
+
+// TestMain makes this test binary a jail init too: Run re-executes
+// /proc/self/exe, which is this binary.
+func TestMain(m *testing.M) {
+	jail.Init()
+	os.Exit(m.Run())
+}
+
+// hangLimit is how long Run may take before the test calls it a hang.
+const hangLimit = 10 * time.Second
+
+// runWithin runs req and fails the test, rather than hanging it, when Run
+// does not return within hangLimit. It returns the outcome and how long
+// Run took.
+func runWithin(t *testing.T, req *Request) (degrade.Outcome, time.Duration) {
+	t.Helper()
+	done := make(chan degrade.Outcome, 1)
+	start := time.Now()
+	go func() { done <- Run(context.Background(), req) }()
+	select {
+	case out := <-done:
+		return out, time.Since(start)
+	case <-time.After(hangLimit):
+		t.Fatalf("Run did not return within %v: the parent is blocked on the sentinel", hangLimit)
+		return degrade.Outcome{}, 0
+	}
+}
+
+// jailRequest is a request to run argv in a jail whose working directory
+// is a fresh, writable temporary directory.
+func jailRequest(t *testing.T, argv ...string) (*Request, *bytes.Buffer) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	return &Request{
+		Spec:   jail.Spec{Writable: []string{dir}, Dir: dir, Path: path, Args: argv},
+		Stderr: &stderr,
+	}, &stderr
+}
+
+// TestRunReturnsWithTheChild: a jail that sends no report does not block
+// the parent beyond the child's own life.
+func TestRunReturnsWithTheChild(t *testing.T) {
+	req, stderr := jailRequest(t, "sleep", "0.2")
+	out, took := runWithin(t, req)
+	if out.StartErr != nil || out.Report != nil || out.Status != 0 {
+		t.Fatalf("outcome %+v, want status 0 and no report\nstderr:\n%s", out, stderr)
+	}
+	if took < 200*time.Millisecond || took > 5*time.Second {
+		t.Errorf("Run took %v for a 0.2 s child", took)
+	}
+}
+
+// TestRunSilentChild: jails that end without a report, the jail init
+// itself included, give the init's status and no report, promptly.
+func TestRunSilentChild(t *testing.T) {
+	cases := []struct {
+		name   string
+		argv   []string
+		status int
+		spec   func(*jail.Spec)
+	}{
+		// The init refuses an incomplete spec before any setup step, and
+		// exits without writing a report.
+		{"init exits before setup", []string{"sh"}, jail.ReservedStatus, func(s *jail.Spec) { s.Path = "" }},
+		{"target killed", []string{"sh", "-c", "kill -KILL $$"}, 128 + int(syscall.SIGKILL), nil},
+		{"target exits with the reserved status", []string{"sh", "-c", "exit 125"}, jail.ReservedStatus, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, stderr := jailRequest(t, c.argv...)
+			if c.spec != nil {
+				c.spec(&req.Spec)
+			}
+			out, _ := runWithin(t, req)
+			if out.StartErr != nil || out.Report != nil || out.Status != c.status {
+				t.Errorf("outcome %+v, want status %d and no report\nstderr:\n%s", out, c.status, stderr)
+			}
+			if v := degrade.Classify(out); v.Kind != degrade.Ran {
+				t.Errorf("classified %v, want ran", v.Kind)
+			}
+		})
+	}
+}
+
+// TestRunReportsARefusedStep is the other side: a setup step that fails
+// does reach the parent, with its step and errno.
+func TestRunReportsARefusedStep(t *testing.T) {
+	req, stderr := jailRequest(t, "true")
+	missing := filepath.Join(req.Spec.Dir, "missing")
+	req.Spec.Writable = append(req.Spec.Writable, missing)
+	out, _ := runWithin(t, req)
+	want := degrade.Report{Step: jail.StepDetach.String(), Errno: syscall.ENOENT}
+	if out.Report == nil || *out.Report != want || out.Status != jail.ReservedStatus {
+		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
+			out, out.Report, want, jail.ReservedStatus, stderr)
+	}
+}
+
+// TestReadReport: only exactly one whole valid report counts.
+func TestReadReport(t *testing.T) {
+	valid := jail.Report{Step: jail.StepMountPrivate, Errno: syscall.EPERM}.Encode()
+	cases := []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"one report", valid[:], true},
+		{"nothing", nil, false},
+		{"short", valid[:jail.ReportSize-1], false},
+		{"one byte more", append(valid[:], 0), false},
+		{"two reports", append(valid[:], valid[:]...), false},
+		{"text", []byte(strings.Repeat("x", jail.ReportSize)), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rd, wr, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rd.Close()
+			if _, err := wr.Write(c.b); err != nil {
+				t.Fatal(err)
+			}
+			wr.Close()
+			r, ok := readReport(rd)
+			if ok != c.ok || (ok && r != jail.Report{Step: jail.StepMountPrivate, Errno: syscall.EPERM}) {
+				t.Errorf("readReport(%q) = %+v, %v; want ok %v", c.b, r, ok, c.ok)
+			}
+		})
+	}
+}
