@@ -1,0 +1,131 @@
+// The runtime would open the cgroup's cpu.cfs_* files, where /sys shows
+// them, and keep them open to size GOMAXPROCS; the descriptor scan must see
+// only what the process was started with.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+
+// Command probe reads a boundary of the jail back from the kernel and prints
+// what it saw, one fact a line, for the end-to-end tests. Run it only inside
+// wsh: it makes real system calls.
+//
+//	probe fds            the open descriptors, scanned with fcntl(F_GETFD)
+//	probe create PATH    the errno of open(PATH, O_CREAT|O_EXCL)
+//	probe kill PID       the errno of kill(PID, 0)
+//	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
+//	probe pids           this process's pid and the pids /proc lists
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxFD bounds the descriptor scan; the tests pass far fewer.
+const maxFD = 1024
+
+func main() {
+	// The scan comes first, before anything in this process opens a
+	// descriptor of its own.
+	if len(os.Args) == 2 && os.Args[1] == "fds" {
+		fmt.Println(openFDs())
+		return
+	}
+	if len(os.Args) < 2 {
+		fail("usage: probe fds|create PATH|kill PID|connect ADDR|pids")
+	}
+	switch arg := strings.Join(os.Args[2:], " "); os.Args[1] {
+	case "create":
+		fmt.Println(errnoName(create(arg)))
+	case "kill":
+		pid, err := strconv.Atoi(arg)
+		if err != nil {
+			fail(err.Error())
+		}
+		fmt.Println(errnoName(unix.Kill(pid, 0)))
+	case "connect":
+		fmt.Println(errnoName(connect(arg)))
+	case "pids":
+		pids()
+	default:
+		fail("unknown probe " + os.Args[1])
+	}
+}
+
+// openFDs lists the descriptors below maxFD that fcntl finds open; those
+// above 2 with what /proc/self/fd says they are, as 3=pipe:[1234].
+func openFDs() string {
+	var open []int
+	for fd := 0; fd < maxFD; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+			open = append(open, fd)
+		}
+	}
+	var out []string
+	for _, fd := range open {
+		s := strconv.Itoa(fd)
+		if fd > 2 {
+			// readlink opens nothing, so the list above stays true.
+			target, _ := os.Readlink("/proc/self/fd/" + s)
+			s += "=" + target
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func create(path string) error {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+func connect(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err
+}
+
+// pids prints "self N" and then "proc N" for every pid directory in /proc.
+func pids() {
+	fmt.Println("self", os.Getpid())
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		fail(err.Error())
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			fmt.Println("proc", e.Name())
+		}
+	}
+}
+
+// errnoName is "ok" for no error, the errno's name (EROFS) for a system
+// call's error, and the error's text otherwise.
+func errnoName(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	return "error: " + err.Error()
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "probe:", msg)
+	os.Exit(2)
+}
