@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
-	"strings"
+		"strings"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -36,25 +35,12 @@ func (n *Network) UnmarshalText(b []byte) error {
 	return fmt.Errorf("%q is not a network mode; accepted values: none, host", string(b))
 }
 
-// Bool is a strict boolean: what strconv.ParseBool accepts, nothing else.
-type Bool bool
-
-// UnmarshalText parses b with strconv.ParseBool.
-func (v *Bool) UnmarshalText(b []byte) error {
-	x, err := strconv.ParseBool(string(b))
-	if err != nil {
-		return fmt.Errorf("%q is not a boolean; accepted values: 1, true, 0, false", string(b))
-	}
-	*v = Bool(x)
-	return nil
-}
-
 // Config is wsh's whole configuration.
 type Config struct {
 	// NoSandbox is the deterministic opt-out: no jail, no attempt, no warning.
-	NoSandbox Bool `env:"WSH_NO_SANDBOX"`
+	NoSandbox bool `env:"WSH_NO_SANDBOX"`
 	// RequireSandbox fails closed: a refused jail is exit 126, never a retry.
-	RequireSandbox Bool `env:"WSH_REQUIRE_SANDBOX"`
+	RequireSandbox bool `env:"WSH_REQUIRE_SANDBOX"`
 	// Writable are paths bound read-write in the jail, besides the working
 	// directory, /tmp and $TMPDIR.
 	Writable []string `env:"WSH_WRITABLE" envSeparator:":"`
@@ -64,10 +50,10 @@ type Config struct {
 
 // Variables lists every variable Load reads, with what it accepts.
 var Variables = map[string]string{
-	"WSH_NO_SANDBOX":      "1, true, 0 or false",
-	"WSH_REQUIRE_SANDBOX": "1, true, 0 or false",
+	"WSH_NO_SANDBOX":      "1, true, 0, false",
+	"WSH_REQUIRE_SANDBOX": "1, true, 0, false",
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
-	"WSH_NETWORK":         "none or host",
+	"WSH_NETWORK":         "none, host",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -92,7 +78,7 @@ func Load(environ []string) (Config, error) {
 	}
 	var c Config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
-		return Config{}, fromEnvError(err)
+		return Config{}, fromEnvError(err, m)
 	}
 	if err := c.validate(); err != nil {
 		return Config{}, err
@@ -133,7 +119,7 @@ func known() []string {
 }
 
 // fromEnvError names the variable behind the first error env returns.
-func fromEnvError(err error) error {
+func fromEnvError(err error, environ map[string]string) error {
 	var agg env.AggregateError
 	if errors.As(err, &agg) && len(agg.Errors) > 0 {
 		err = agg.Errors[0]
@@ -141,7 +127,12 @@ func fromEnvError(err error) error {
 	var pe env.ParseError
 	if errors.As(err, &pe) {
 		if f, ok := reflect.TypeOf(Config{}).FieldByName(pe.Name); ok {
-			return &Error{f.Tag.Get("env"), pe.Err}
+			k := f.Tag.Get("env")
+			what := "a boolean"
+			if f.Type == reflect.TypeOf(Network("")) {
+				what = "a network mode"
+			}
+			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, Variables[k])}
 		}
 	}
 	return &Error{"WSH_*", err}

@@ -55,7 +55,7 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_NO_SANDBOX=", "WSH_NO_SANDBOX", "empty"},
 		{"WSH_REQUIRE_SANDBOX=2", "WSH_REQUIRE_SANDBOX", "1, true, 0, false"},
 		{"WSH_NETWORK=bridge", "WSH_NETWORK", "none, host"},
-		{"WSH_NETWORK=", "WSH_NETWORK", "none or host"},
+		{"WSH_NETWORK=", "WSH_NETWORK", "none, host"},
 		{"WSH_WRITABLE=relative/dir", "WSH_WRITABLE", "not an absolute path"},
 		{"WSH_WRITABLE=/does/not/exist", "WSH_WRITABLE", "does not exist"},
 		{"WSH_WRITABLE=/", "WSH_WRITABLE", "whole host"},

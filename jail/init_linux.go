@@ -14,10 +14,24 @@ import (
 // never returns in that case. Otherwise it returns at once. Programs that use
 // wsh call it first in main.
 func Init() {
-	if len(os.Args) == 0 || os.Args[0] != InitArg0 {
+	if len(os.Args) == 0 {
 		return
 	}
-	os.Exit(initMain())
+	switch os.Args[0] {
+	case InitArg0:
+		os.Exit(initMain())
+	case ReadbackArg0:
+		os.Exit(readback())
+	}
+}
+
+// SetupSteps returns the setup steps in the order the jail init runs them.
+func SetupSteps() []Step {
+	out := make([]Step, len(steps))
+	for i, s := range steps {
+		out[i] = s.id
+	}
+	return out
 }
 
 func initMain() int {

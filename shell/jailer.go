@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,15 +131,45 @@ type command struct {
 	env  []string
 }
 
-func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	out := wrap.Run(ctx, &wrap.Request{
-		Spec:        jail.Spec{Writable: j.writable, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: c.hc.Dir, Path: c.path, Args: c.args},
-		Env:         c.env,
-		Stdin:       c.hc.Stdin,
-		Stdout:      c.hc.Stdout,
-		Stderr:      c.hc.Stderr,
+// request is the one place that turns a command into a jail request, for
+// commands and for Probe alike.
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
+	return &wrap.Request{
+		Spec:        jail.Spec{Writable: j.writable, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Env:         env,
+		Stdin:       stdin,
+		Stdout:      stdout,
+		Stderr:      stderr,
 		KillTimeout: j.KillTimeout,
-	})
+	}
+}
+
+// Probe makes one jail exactly as a command would get it, runs this binary
+// in it as jail.ReadbackArg0, and returns the verdict and what the kernel
+// said inside. It is what wsh doctor runs; it does not touch the degrade
+// state.
+func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.Readback, error) {
+	var out, errb bytes.Buffer
+	req := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0}, []string{}, nil, &out, &errb)
+	v := degrade.Classify(wrap.Run(ctx, req))
+	if v.Kind != degrade.Ran {
+		return v, nil, nil
+	}
+	var rb jail.Readback
+	if v.Status != 0 {
+		return v, nil, fmt.Errorf("the readback in the jail exited %d: %s", v.Status, bytes.TrimSpace(errb.Bytes()))
+	}
+	if err := json.Unmarshal(out.Bytes(), &rb); err != nil {
+		return v, nil, fmt.Errorf("the readback in the jail: %w", err)
+	}
+	return v, &rb, nil
+}
+
+// HostNetwork reports whether jailed commands share the host's network.
+func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
+
+func (j *Jailer) jailed(ctx context.Context, c *command) error {
+	out := wrap.Run(ctx, j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr))
 	v := degrade.Classify(out)
 	switch v.Kind {
 	case degrade.Ran:

@@ -22,7 +22,8 @@ import (
 const usage = `usage: wsh [-eux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
        wsh [-eux] [-o OPTION] FILE [ARG...]
        wsh [-eux] [-o OPTION]            (the script comes from standard input)
-       wsh version`
+       wsh version
+       wsh doctor [--json]`
 
 // invocation is what the command line asked for.
 type invocation struct {
@@ -76,6 +77,9 @@ func parseArgs(args []string) (*invocation, error) {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "version" {
 		return printVersion(stdout)
+	}
+	if len(args) > 0 && args[0] == "doctor" {
+		return doctor(args[1:], stdout, stderr)
 	}
 	inv, err := parseArgs(args)
 	if err != nil {

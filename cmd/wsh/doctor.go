@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/config"
+	"wsh/degrade"
+	"wsh/jail"
+	"wsh/shell"
+)
+
+// Doctor's exit statuses (docs/doctor.md).
+const (
+	doctorConfined       = 0
+	doctorWouldDegrade   = 1
+	doctorConfigError    = 2
+	doctorWouldFail      = 3
+	doctorOptOutNeedless = 4 // WSH_NO_SANDBOX is set, but the jail works here
+	doctorOptedOut       = 5 // WSH_NO_SANDBOX is set, and the jail would not work
+)
+
+// The verdicts, as --json prints them.
+const (
+	verdictConfined       = "confined"
+	verdictWouldDegrade   = "would-degrade"
+	verdictWouldFail      = "would-fail"
+	verdictOptedOut       = "opted-out"
+	verdictOptOutNeedless = "opted-out-jail-works"
+	verdictRequired       = "required-unavailable"
+	verdictConfigError    = "config-error"
+)
+
+// A doctorReport is everything doctor says; its JSON field names are stable.
+type doctorReport struct {
+	Verdict  string         `json:"verdict"`
+	Status   int            `json:"status"`
+	Reason   string         `json:"reason"`
+	Denial   *denial        `json:"denial,omitempty"`
+	Steps    []stepResult   `json:"steps,omitempty"`
+	Readback *jail.Readback `json:"readback,omitempty"`
+	Facts    facts          `json:"facts"`
+	Config   *configView    `json:"config,omitempty"`
+	Seccomp  []policyGroup  `json:"seccomp_policy"`
+}
+
+type denial struct {
+	Mode  int    `json:"mode"`
+	Step  string `json:"step"`
+	Errno string `json:"errno"`
+}
+
+type stepResult struct {
+	Step   string `json:"step"`
+	Result string `json:"result"` // ok, denied, failed, not-reached
+	Errno  string `json:"errno,omitempty"`
+}
+
+type configView struct {
+	NoSandbox      bool     `json:"no_sandbox"`
+	RequireSandbox bool     `json:"require_sandbox"`
+	Writable       []string `json:"writable"`
+	Network        string   `json:"network"`
+}
+
+type policyGroup struct {
+	Group   string   `json:"group"`
+	Refuses []string `json:"refuses"`
+}
+
+func doctor(args []string, stdout, stderr io.Writer) int {
+	asJSON := false
+	for _, a := range args {
+		if a != "--json" {
+			fmt.Fprintf(stderr, "wsh doctor: %s: unknown argument\nusage: wsh doctor [--json]\n", a)
+			return doctorConfigError
+		}
+		asJSON = true
+	}
+	rep := diagnose()
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		printDoctor(stdout, rep)
+	}
+	return rep.Status
+}
+
+// diagnose runs the probe jail and decides the verdict.
+func diagnose() *doctorReport {
+	rep := &doctorReport{Facts: gatherFacts(), Seccomp: policySummary()}
+	cfg, err := config.Load(os.Environ())
+	var j *shell.Jailer
+	dir, derr := os.Getwd()
+	if err == nil && derr != nil {
+		err = derr
+	}
+	if err == nil {
+		j, err = shell.NewJailer(cfg, dir, os.Environ(), io.Discard)
+	}
+	if err != nil {
+		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
+		return rep
+	}
+	rep.Config = &configView{bool(cfg.NoSandbox), bool(cfg.RequireSandbox), j.Writable(), string(cfg.Network)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, rb, perr := j.Probe(ctx, dir)
+	rep.Readback = rb
+	rep.Steps = stepResults(v)
+	judge(rep, cfg, v, rb, perr, j.HostNetwork())
+	return rep
+}
+
+// judge sets the verdict from what the probe jail showed.
+func judge(rep *doctorReport, cfg config.Config, v degrade.Verdict, rb *jail.Readback, perr error, hostNet bool) {
+	works, why := false, ""
+	switch {
+	case perr != nil:
+		why = perr.Error()
+	case v.Kind == degrade.Ran:
+		works, why = rb.Confined(hostNet)
+		if !works {
+			why = "the jail was made but the kernel shows it is not in force: " + why
+		}
+	case v.Kind == degrade.NotExecutable:
+		why = fmt.Sprintf("jail: exec: %v", v.Errno)
+	default:
+		why = strings.TrimSuffix(v.Message(), "; run 'wsh doctor'")
+	}
+	if v.Kind == degrade.Denied {
+		rep.Denial = &denial{v.Mode, v.Step, errnoName(v.Errno)}
+	}
+	switch {
+	case cfg.NoSandbox && works:
+		rep.Verdict, rep.Status = verdictOptOutNeedless, doctorOptOutNeedless
+		rep.Reason = "WSH_NO_SANDBOX is set, but the jail works on this host: the opt-out is no longer needed here; remove it to confine commands"
+	case cfg.NoSandbox:
+		rep.Verdict, rep.Status = verdictOptedOut, doctorOptedOut
+		rep.Reason = "WSH_NO_SANDBOX is set: commands run unsandboxed; the jail would not work here either (" + why + ")"
+	case works:
+		rep.Verdict, rep.Status, rep.Reason = verdictConfined, doctorConfined, "every external command runs in the jail"
+	case cfg.RequireSandbox:
+		rep.Verdict, rep.Status = verdictRequired, doctorWouldFail
+		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
+	case v.Kind == degrade.Denied:
+		rep.Verdict, rep.Status = verdictWouldDegrade, doctorWouldDegrade
+		rep.Reason = "the host refuses the jail; commands would run unsandboxed after one warning: " + why
+	default:
+		rep.Verdict, rep.Status = verdictWouldFail, doctorWouldFail
+		rep.Reason = "every external command would fail with 126: " + why
+	}
+}
+
+// stepResults lists the clone and every setup step with what happened.
+func stepResults(v degrade.Verdict) []stepResult {
+	names := []string{degrade.StepClone}
+	for _, s := range jail.SetupSteps() {
+		names = append(names, s.String())
+	}
+	failedAt, result := "", ""
+	switch v.Kind {
+	case degrade.Denied:
+		failedAt, result = v.Step, "denied"
+	case degrade.Failed:
+		failedAt, result = v.Step, "failed"
+	}
+	out := make([]stepResult, 0, len(names))
+	state := "ok"
+	for _, n := range names {
+		r := stepResult{Step: n, Result: state}
+		if n == failedAt {
+			r.Result, r.Errno, state = result, errnoName(v.Errno), "not-reached"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func policySummary() []policyGroup {
+	var out []policyGroup
+	for _, g := range jail.Policy {
+		out = append(out, policyGroup{g.Name, g.Calls})
+	}
+	return out
+}
+
+func errnoName(e syscall.Errno) string {
+	if e == 0 {
+		return ""
+	}
+	if n := unix.ErrnoName(e); n != "" {
+		return n
+	}
+	return e.Error()
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// printDoctor writes the human text of a report.
+func printDoctor(w io.Writer, rep *doctorReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	f := rep.Facts
+	fmt.Fprintln(tw, "host")
+	fmt.Fprintf(tw, "  kernel\t%s\n", f.Kernel)
+	fmt.Fprintf(tw, "  user.max_user_namespaces\t%s\n", orAbsent(f.MaxUserNamespaces))
+	fmt.Fprintf(tw, "  kernel.unprivileged_userns_clone\t%s\n", orAbsent(f.UnprivilegedUsernsClone))
+	fmt.Fprintf(tw, "  kernel.apparmor_restrict_unprivileged_userns\t%s\n", orAbsent(f.AppArmorRestrictUserns))
+	fmt.Fprintf(tw, "  wsh's own seccomp mode\t%s\n", f.OwnSeccomp)
+	fmt.Fprintf(tw, "  container\t%s\n", f.Container)
+	if c := rep.Config; c != nil {
+		fmt.Fprintln(tw, "configuration")
+		fmt.Fprintf(tw, "  WSH_NO_SANDBOX\t%v\n", c.NoSandbox)
+		fmt.Fprintf(tw, "  WSH_REQUIRE_SANDBOX\t%v\n", c.RequireSandbox)
+		fmt.Fprintf(tw, "  writable paths\t%s\n", strings.Join(c.Writable, ", "))
+		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
+	}
+	if len(rep.Steps) > 0 {
+		fmt.Fprintln(tw, "jail setup, run as for every command")
+		for _, s := range rep.Steps {
+			fmt.Fprintf(tw, "  %s\t%s\n", s.Step, strings.TrimSpace(s.Result+" "+s.Errno))
+		}
+	}
+	if rb := rep.Readback; rb != nil {
+		fmt.Fprintln(tw, "read back from the kernel inside the jail")
+		fmt.Fprintf(tw, "  CapInh CapPrm CapEff CapBnd CapAmb\t%s %s %s %s %s\n", rb.CapInh, rb.CapPrm, rb.CapEff, rb.CapBnd, rb.CapAmb)
+		fmt.Fprintf(tw, "  NoNewPrivs, Seccomp\t%s, %s\n", rb.NoNewPrivs, rb.Seccomp)
+		fmt.Fprintf(tw, "  pid, and PID 1\t%d, %s\n", rb.PID, rb.PID1)
+		fmt.Fprintf(tw, "  network devices\t%s\n", strings.Join(rb.NetDevices, " "))
+		fmt.Fprintf(tw, "  root read-only\t%v\n", rb.RootRO)
+	}
+	fmt.Fprintln(tw, "seccomp policy (refused in the jail)")
+	for _, g := range rep.Seccomp {
+		fmt.Fprintf(tw, "  %s\t%s\n", g.Group, strings.Join(g.Refuses, ", "))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nverdict: %s (exit %d)\n  %s\n", rep.Verdict, rep.Status, rep.Reason)
+}
+
+func orAbsent(p *string) string {
+	if p == nil {
+		return "(absent)"
+	}
+	return *p
+}

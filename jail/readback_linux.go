@@ -1,0 +1,61 @@
+package jail
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+)
+
+// readback prints what the kernel says about this process.
+func readback() int {
+	var r Readback
+	st, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 1
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		if p := statusFields(&r)[k]; p != nil {
+			*p = v
+		}
+	}
+	r.PID = os.Getpid()
+	if b, err := os.ReadFile("/proc/1/cmdline"); err == nil {
+		r.PID1, _, _ = strings.Cut(string(b), "\x00")
+	}
+	if ents, err := os.ReadDir("/sys/class/net"); err == nil {
+		for _, e := range ents {
+			r.NetDevices = append(r.NetDevices, e.Name())
+		}
+	}
+	r.RootRO = rootReadOnly()
+	if err := json.NewEncoder(os.Stdout).Encode(&r); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func statusFields(r *Readback) map[string]*string {
+	return map[string]*string{
+		"CapInh": &r.CapInh, "CapPrm": &r.CapPrm, "CapEff": &r.CapEff, "CapBnd": &r.CapBnd,
+		"CapAmb": &r.CapAmb, "NoNewPrivs": &r.NoNewPrivs, "Seccomp": &r.Seccomp,
+	}
+}
+
+// rootReadOnly reads the mount options of / from mountinfo.
+func rootReadOnly() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	ro := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 5 && f[4] == "/" {
+			// The last mount on / is the one in force.
+			ro = strings.Contains(","+f[5]+",", ",ro,")
+		}
+	}
+	return ro
+}
