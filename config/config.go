@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-		"strings"
+	"strings"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -44,6 +44,10 @@ type Config struct {
 	// Writable are paths bound read-write in the jail, besides the working
 	// directory, /tmp and $TMPDIR.
 	Writable []string `env:"WSH_WRITABLE" envSeparator:":"`
+	// Hide are paths that nothing in wsh can read: in the jail an empty,
+	// unreadable mount goes over them; in process, open, stat, readdir,
+	// glob and test refuse them.
+	Hide []string `env:"WSH_HIDE" envSeparator:":"`
 	// Network is the jail's network: none (loopback only) or host.
 	Network Network `env:"WSH_NETWORK" envDefault:"none"`
 }
@@ -54,6 +58,7 @@ var Variables = map[string]string{
 	"WSH_REQUIRE_SANDBOX": "1, true, 0, false",
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
 	"WSH_NETWORK":         "none, host",
+	"WSH_HIDE":            "absolute paths, separated by ':'",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -102,7 +107,7 @@ func checkNames(m map[string]string) error {
 		if !ok {
 			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
 		}
-		if m[k] == "" && k != "WSH_WRITABLE" {
+		if m[k] == "" && k != "WSH_WRITABLE" && k != "WSH_HIDE" {
 			return &Error{k, fmt.Errorf("set but empty; accepted values: %s (or unset it)", accepted)}
 		}
 	}
@@ -142,6 +147,13 @@ func (c *Config) validate() error {
 	if c.NoSandbox && c.RequireSandbox {
 		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_REQUIRE_SANDBOX; choose one")}
 	}
+	for i, p := range c.Hide {
+		r, err := CheckHidden(p)
+		if err != nil {
+			return &Error{"WSH_HIDE", err}
+		}
+		c.Hide[i] = r
+	}
 	for i, p := range c.Writable {
 		r, err := CheckWritable(p)
 		if err != nil {
@@ -167,6 +179,26 @@ func CheckWritable(p string) (string, error) {
 	}
 	if r == "/" {
 		return "", fmt.Errorf("%q would make the whole host writable", p)
+	}
+	return r, nil
+}
+
+// CheckHidden checks that p can be a hidden path and returns it resolved:
+// absolute, symlinks followed where it exists, cleaned where it does not
+// (it is then refused by that path).
+func CheckHidden(p string) (string, error) {
+	if p == "" || !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path (write $HOME/.ssh, not ~/.ssh)", p)
+	}
+	r, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return filepath.Clean(p), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if r == "/" {
+		return "", fmt.Errorf("%q would hide the whole host", p)
 	}
 	return r, nil
 }

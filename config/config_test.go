@@ -28,6 +28,7 @@ func TestLoad(t *testing.T) {
 		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone}},
 		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone}},
 		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone}},
+		{[]string{"WSH_HIDE=" + link + ":/no/such/../path"}, Config{Hide: []string{dir, "/no/path"}, Network: NetworkNone}},
 	}
 	for _, tt := range tests {
 		got, err := Load(tt.env)
@@ -60,6 +61,9 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_WRITABLE=/does/not/exist", "WSH_WRITABLE", "does not exist"},
 		{"WSH_WRITABLE=/", "WSH_WRITABLE", "whole host"},
 		{"WSH_NO_SANDBX=1", "WSH_NO_SANDBX", "unknown variable"},
+		{"WSH_HIDE=.ssh", "WSH_HIDE", "not an absolute path"},
+		{"WSH_HIDE=~/.ssh", "WSH_HIDE", "not an absolute path"},
+		{"WSH_HIDE=/", "WSH_HIDE", "whole host"},
 	}
 	for _, tt := range tests {
 		_, err := Load([]string{tt.env})

@@ -37,6 +37,7 @@ func (s *State) Record(v Verdict) (first bool) {
 
 // Warning is the one line printed on the first denial.
 func Warning(v Verdict) string {
-	return fmt.Sprintf("wsh: warning: %s; running commands unsandboxed from now on. "+
+	return fmt.Sprintf("wsh: warning: %s; running commands unsandboxed from now on "+
+		"(builtins and redirections still obey the write and hide policy). "+
 		"Set WSH_NO_SANDBOX=1 to opt out without this warning, or WSH_REQUIRE_SANDBOX=1 to fail instead.", v.Message())
 }

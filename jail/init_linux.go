@@ -74,6 +74,7 @@ var steps = []setupStep{
 	{StepDetach, detach},
 	{StepRootReadonly, rootReadonly},
 	{StepWritable, placeWritable},
+	{StepHide, hide},
 	{StepProc, mountProc},
 	{StepSys, mountSys},
 	{StepDev, mountDev},

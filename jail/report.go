@@ -19,6 +19,7 @@ const (
 	StepDetach
 	StepRootReadonly
 	StepWritable
+	StepHide
 	StepProc
 	StepSys
 	StepDev
@@ -39,6 +40,7 @@ var stepNames = [stepCount]string{
 	StepDetach:       "detach",
 	StepRootReadonly: "root-readonly",
 	StepWritable:     "writable",
+	StepHide:         "hide",
 	StepProc:         "proc",
 	StepSys:          "sys",
 	StepDev:          "dev",

@@ -14,6 +14,8 @@ type Spec struct {
 	// Writable paths are bound read-write at the same paths; all must be
 	// absolute, existing and resolved.
 	Writable []string `json:"w,omitempty"`
+	// Hidden paths get an empty, unreadable mount over them.
+	Hidden []string `json:"h,omitempty"`
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool `json:"n,omitempty"`
 	// Dir is the working directory of the target.

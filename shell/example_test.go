@@ -34,8 +34,9 @@ func Example() {
 	// degraded: false
 }
 
-// The exec middleware also works in an interp.Runner built elsewhere.
-func ExampleJailer_Middleware() {
+// The exec middleware and the in-process policy also work in an
+// interp.Runner built elsewhere.
+func ExampleJailer_RunnerOptions() {
 	environ := []string{"PATH=/usr/bin:/bin"}
 	cfg, err := config.Load(environ)
 	if err != nil {
@@ -47,20 +48,20 @@ func ExampleJailer_Middleware() {
 		fmt.Println(err)
 		return
 	}
-	r, err := interp.New(
-		interp.StdIO(nil, os.Stdout, os.Stderr),
+	r, err := interp.New(append([]interp.RunnerOption{
+		interp.StdIO(nil, os.Stdout, os.Stdout),
 		interp.Env(expand.ListEnviron(environ...)),
 		interp.Dir(os.TempDir()),
-		interp.ExecHandlers(j.Middleware()),
-	)
+	}, j.RunnerOptions()...)...)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	file, _ := syntax.NewParser().Parse(strings.NewReader(`head -c 13 /proc/1/cmdline; echo; sh -c 'exit 3'`), "")
+	file, _ := syntax.NewParser().Parse(strings.NewReader(`head -c 13 /proc/1/cmdline; echo; echo x > /etc/wsh-example; sh -c 'exit 3'`), "")
 	err = r.Run(context.Background(), file)
 	fmt.Println("error:", err)
 	// Output:
 	// wsh-jail-init
+	// wsh: /etc/wsh-example: Read-only file system
 	// error: exit status 3
 }

@@ -32,6 +32,7 @@ const DefaultKillTimeout = 2 * time.Second
 type Jailer struct {
 	cfg      config.Config
 	writable []string
+	policy   policy
 	warn     io.Writer
 	state    degrade.State
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
@@ -46,7 +47,9 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	return &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}, nil
+	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
+	j.policy = policy{writable: w, hidden: cfg.Hide}
+	return j, nil
 }
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
@@ -96,6 +99,17 @@ func (j *Jailer) Writable() []string { return append([]string(nil), j.writable..
 // unsandboxed, if the host refused the jail.
 func (j *Jailer) Degraded() (degrade.Verdict, bool) { return j.state.Degraded() }
 
+// RunnerOptions are what an interp.Runner needs to obey wsh: the exec
+// middleware and, unless WSH_NO_SANDBOX opts out, the in-process policy for
+// redirections, source, globbing, cd and test (see policy).
+func (j *Jailer) RunnerOptions() []interp.RunnerOption {
+	opts := []interp.RunnerOption{interp.ExecHandlers(j.Middleware())}
+	if !j.cfg.NoSandbox {
+		opts = append(opts, j.policy.options()...)
+	}
+	return opts
+}
+
 // Middleware returns an exec middleware for interp.ExecHandlers. It is
 // terminal: it runs every command itself and never calls next, because
 // mvdan's default handler stops the whole script on some exec failures.
@@ -109,6 +123,9 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	}
 	hc := interp.HandlerCtx(ctx)
 	path, err := lookPath(hc.Dir, hc.Env, args[0])
+	if err == nil && !j.cfg.NoSandbox && j.policy.hiddenPath(path) {
+		err = &lookupError{126, args[0] + ": Permission denied"}
+	}
 	if err != nil {
 		le := err.(*lookupError)
 		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
@@ -135,7 +152,7 @@ type command struct {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.writable, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Spec:        jail.Spec{Writable: j.writable, Hidden: j.cfg.Hide, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
 		Env:         env,
 		Stdin:       stdin,
 		Stdout:      stdout,
@@ -278,13 +295,12 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
 		return interp.ExitStatus(2)
 	}
-	r, err := interp.New(
+	r, err := interp.New(append([]interp.RunnerOption{
 		interp.Dir(c.hc.Dir),
 		interp.Env(expand.ListEnviron(c.env...)),
 		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
-		interp.ExecHandlers(j.Middleware()),
 		interp.Params(append([]string{"--"}, c.args[1:]...)...),
-	)
+	}, j.RunnerOptions()...)...)
 	if err != nil {
 		return err
 	}

@@ -77,12 +77,11 @@ func New(opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	iopts := []interp.RunnerOption{
+	iopts := append([]interp.RunnerOption{
 		interp.StdIO(s.stdin, s.stdout, s.stderr),
 		interp.Dir(s.dir),
 		interp.Env(expand.ListEnviron(s.environ...)),
-		interp.ExecHandlers(j.Middleware()),
-	}
+	}, j.RunnerOptions()...)
 	if s.params != nil {
 		iopts = append(iopts, interp.Params(s.params...))
 	}
