@@ -68,6 +68,7 @@ type configView struct {
 	NoSandbox      bool     `json:"no_sandbox"`
 	RequireSandbox bool     `json:"require_sandbox"`
 	Writable       []string `json:"writable"`
+	Hidden         []string `json:"hidden"`
 	Network        string   `json:"network"`
 }
 
@@ -112,7 +113,7 @@ func diagnose() *doctorReport {
 		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
 		return rep
 	}
-	rep.Config = &configView{bool(cfg.NoSandbox), bool(cfg.RequireSandbox), j.Writable(), string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, j.Writable(), cfg.Hide, string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)
