@@ -23,6 +23,10 @@ type Outcome struct {
 	// ExecStep is the name of the step whose report means the target could
 	// not be executed, rather than that the jail was refused.
 	ExecStep string
+	// PathStep says the reported step resolves a user's path (a writable
+	// or hidden path, the working directory): EACCES there is the file's
+	// permission, not the host refusing the jail.
+	PathStep bool
 	// Status is the jail init's exit status (the target's own when there is
 	// no report).
 	Status int
@@ -68,6 +72,8 @@ type Verdict struct {
 	// Err is the start error, for Failed in mode 1.
 	Err    error
 	Status int
+	// Note says why a refusal is not a denial, when that is not obvious.
+	Note string
 }
 
 // StepClone names mode 1's step: starting the jail init in new namespaces.
@@ -91,6 +97,8 @@ func Classify(o Outcome) Verdict {
 	switch {
 	case o.Report.Step == o.ExecStep:
 		v.Kind, v.Mode = NotExecutable, 0
+	case o.PathStep && o.Report.Errno == syscall.EACCES:
+		v.Note = "a path of the jail is not accessible"
 	case isDenial(o.Report.Errno):
 		v.Kind = Denied
 	}
@@ -109,6 +117,9 @@ func (v Verdict) Message() string {
 		what = v.Err.Error()
 	}
 	msg := fmt.Sprintf("jail: %s: %s", v.Step, what)
+	if v.Note != "" {
+		msg += " (" + v.Note + ")"
+	}
 	if v.Kind == Denied {
 		return fmt.Sprintf("%s (mode %d: the host refuses the jail)", msg, v.Mode)
 	}

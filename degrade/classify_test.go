@@ -28,6 +28,8 @@ func TestClassify(t *testing.T) {
 		{"mode 2 EACCES", Outcome{Report: rep("proc", syscall.EACCES), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EACCES}},
 		{"report EROFS", Outcome{Report: rep("writable", syscall.EROFS), Status: 125}, Verdict{Kind: Failed, Mode: 2, Step: "writable", Errno: syscall.EROFS}},
 		{"report ENOENT", Outcome{Report: rep("detach", syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 2, Step: "detach", Errno: syscall.ENOENT}},
+		{"path step EACCES is a file's permission", Outcome{Report: rep("chdir", syscall.EACCES), PathStep: true}, Verdict{Kind: Failed, Mode: 2, Step: "chdir", Errno: syscall.EACCES, Note: "a path of the jail is not accessible"}},
+		{"path step EPERM is a denial", Outcome{Report: rep("detach", syscall.EPERM), PathStep: true}, Verdict{Kind: Denied, Mode: 2, Step: "detach", Errno: syscall.EPERM}},
 		{"exec EACCES is not a denial", Outcome{Report: rep("exec", syscall.EACCES), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.EACCES}},
 		{"exec ENOEXEC", Outcome{Report: rep("exec", syscall.ENOEXEC), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.ENOEXEC}},
 		{"no report, status 0", Outcome{Status: 0}, Verdict{Kind: Ran}},
@@ -94,7 +96,8 @@ func TestStateRecordsOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			firsts <- s.Record(Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.Errno(i + 1)})
+			_, warn := s.Settle(Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EPERM})
+			firsts <- warn
 		}(i)
 	}
 	wg.Wait()
@@ -110,5 +113,34 @@ func TestStateRecordsOnce(t *testing.T) {
 	}
 	if v, ok := s.Degraded(); !ok || v.Kind != Denied {
 		t.Errorf("Degraded() = %+v, %v", v, ok)
+	}
+}
+
+// TestSettleAfterAJailWorked: once a jail was made in a Runner, a denial is
+// a command's doing, not the host's: it fails loudly and never degrades.
+func TestSettleAfterAJailWorked(t *testing.T) {
+	var s State
+	if v, _ := s.Settle(Verdict{Kind: Ran}); v.Kind != Ran {
+		t.Fatalf("Settle(Ran) = %+v", v)
+	}
+	v, warn := s.Settle(Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EACCES})
+	if v.Kind != Failed || warn || !strings.Contains(v.Message(), "worked earlier") {
+		t.Errorf("a denial after a jail worked: %+v, warn %v, %q", v, warn, v.Message())
+	}
+	if _, degraded := s.Degraded(); degraded {
+		t.Error("degraded after a jail worked")
+	}
+}
+
+// TestSettleSticky: the first denial degrades and warns; later ones do not
+// warn again.
+func TestSettleSticky(t *testing.T) {
+	var s State
+	d := Verdict{Kind: Denied, Mode: 2, Step: "mount-private", Errno: syscall.EPERM}
+	if v, warn := s.Settle(d); v.Kind != Denied || !warn {
+		t.Fatalf("first denial: %+v, warn %v", v, warn)
+	}
+	if v, warn := s.Settle(d); v.Kind != Denied || warn {
+		t.Errorf("second denial: %+v, warn %v", v, warn)
 	}
 }

@@ -11,6 +11,28 @@ import (
 type State struct {
 	mu      sync.Mutex
 	verdict *Verdict
+	worked  bool // a jail was made in this Runner
+}
+
+// Settle decides what a verdict means in this Runner and remembers it. A
+// denial after a jail was made in this Runner is not the host refusing
+// the jail: the host allowed it, and what changed since is a command's
+// doing (a path made inaccessible, the wsh binary's mode). It fails loudly
+// instead of degrading. warn is true for the first denial only, so that
+// one warning is printed however many commands race to it.
+func (s *State) Settle(v Verdict) (out Verdict, warn bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case v.Kind == Ran || v.Kind == NotExecutable:
+		s.worked = true
+	case v.Kind == Denied && s.worked:
+		v.Kind, v.Note = Failed, "the jail worked earlier in this session, so this is not the host refusing it"
+	case v.Kind == Denied && s.verdict == nil:
+		s.verdict = &v
+		return v, true
+	}
+	return v, false
 }
 
 // Degraded returns the denial that degraded this state, if any.
@@ -21,18 +43,6 @@ func (s *State) Degraded() (Verdict, bool) {
 		return Verdict{}, false
 	}
 	return *s.verdict, true
-}
-
-// Record remembers a denial. It reports whether it is the first, so that
-// exactly one warning is printed however many commands race to it.
-func (s *State) Record(v Verdict) (first bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.verdict != nil {
-		return false
-	}
-	s.verdict = &v
-	return true
 }
 
 // Warning is the one line printed on the first denial.

@@ -53,6 +53,13 @@ var stepNames = [stepCount]string{
 	StepExec:         "exec",
 }
 
+// ResolvesPath reports whether the step resolves a path the user named (a
+// writable or hidden path, the working directory), where EACCES is that
+// path's permission rather than the host refusing the jail.
+func (s Step) ResolvesPath() bool {
+	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir
+}
+
 func (s Step) String() string {
 	if s < stepCount {
 		return stepNames[s]

@@ -187,7 +187,7 @@ func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	out := wrap.Run(ctx, j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr))
-	v := degrade.Classify(out)
+	v, warn := j.state.Settle(degrade.Classify(out))
 	switch v.Kind {
 	case degrade.Ran:
 		if err := ctx.Err(); err != nil {
@@ -201,7 +201,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 			fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", v.Message(), c.args[0])
 			return interp.ExitStatus(126)
 		}
-		if j.state.Record(v) {
+		if warn {
 			fmt.Fprintln(j.warn, degrade.Warning(v))
 		}
 		return j.plain(ctx, c)

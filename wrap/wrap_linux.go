@@ -47,6 +47,7 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	out := degrade.Outcome{Status: exitStatus(cmd, werr), ExecStep: jail.StepExec.String()}
 	if r, ok := readReport(rd); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
+		out.PathStep = r.Step.ResolvesPath()
 	}
 	return out
 }

@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandCannotForceDegrading: a jailed command cannot make the next
+// jail attempt fail with EACCES and so switch the jail off for the rest of
+// the session. Each script makes a later attempt fail, then reads Seccomp:
+// there must be no warning, and no command may run unsandboxed.
+func TestCommandCannotForceDegrading(t *testing.T) {
+	cases := []struct {
+		name, script string
+		env          []string
+		ownBinary    bool
+	}{
+		{"working directory made inaccessible", "chmod 000 .; /bin/true; cd /tmp; grep Seccomp: /proc/self/status", nil, false},
+		{"nested writable path made inaccessible", "chmod 000 a; grep Seccomp: /proc/self/status", []string{"WSH_WRITABLE=%W/a/b"}, false},
+		{"wsh binary made unexecutable", "chmod 000 ./wsh; grep Seccomp: /proc/self/status", nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u := unprivileged
+			dir := workDir(t, u)
+			bin := wshBin
+			if c.ownBinary {
+				bin = filepath.Join(dir, "wsh")
+				copyFile(t, wshBin, bin)
+				mustChown(t, bin, u.uid)
+			}
+			os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+			mustChown(t, filepath.Join(dir, "a"), u.uid)
+			mustChown(t, filepath.Join(dir, "a", "b"), u.uid)
+			var env []string
+			for _, e := range c.env {
+				env = append(env, strings.ReplaceAll(e, "%W", dir))
+			}
+			cmd := wshCmd(t.Context(), u, dir, env, "-c", c.script)
+			cmd.Path, cmd.Args[0] = bin, bin
+			out, _ := cmd.CombinedOutput()
+			os.Chmod(dir, 0o755)
+			os.Chmod(filepath.Join(dir, "a"), 0o755)
+			if strings.Contains(string(out), "warning") || strings.Contains(string(out), "Seccomp:\t0") {
+				t.Errorf("a command forced wsh to degrade:\n%s", out)
+			}
+			if !strings.Contains(string(out), "Seccomp:\t2") && !strings.Contains(string(out), "wsh: jail: ") {
+				t.Errorf("neither jailed nor a loud failure:\n%s", out)
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustChown(t *testing.T, p string, uid int) {
+	t.Helper()
+	if err := os.Chown(p, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+}
