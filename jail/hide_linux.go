@@ -1,9 +1,9 @@
 package jail
 
 import (
-	"errors"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,17 +13,25 @@ import (
 // jail can read them (EACCES). A hidden path that does not exist is left:
 // the root is read-only, so it can appear only under a writable path.
 func hide(st *setupState) error {
-	var dirs, files []string
-	for _, p := range st.spec.Hidden {
-		fi, err := os.Stat(p)
+	var dirs, files []PathID
+	for _, id := range st.spec.Hidden {
+		if (id.Dev == 0 && id.Ino == 0) || beneathOther(id, st.spec.Hidden) {
+			continue // did not exist when wsh started, or covered already
+		}
+		fd, err := id.Open()
+		if err != nil {
+			return err // moved away since wsh started: fail, never uncover
+		}
+		var fst unix.Stat_t
+		err = unix.Fstat(fd, &fst)
+		unix.Close(fd)
 		switch {
-		case errors.Is(err, os.ErrNotExist):
 		case err != nil:
-			return err
-		case fi.IsDir():
-			dirs = append(dirs, p)
+			return &os.PathError{Op: "fstat", Path: id.Path, Err: err}
+		case fst.Mode&unix.S_IFMT == unix.S_IFDIR:
+			dirs = append(dirs, id)
 		default:
-			files = append(files, p)
+			files = append(files, id)
 		}
 	}
 	if len(dirs)+len(files) == 0 {
@@ -32,9 +40,19 @@ func hide(st *setupState) error {
 	return coverAll(dirs, files)
 }
 
+// beneathOther reports whether id lies beneath another of the paths.
+func beneathOther(id PathID, all []PathID) bool {
+	for _, o := range all {
+		if strings.HasPrefix(id.Path, o.Path+"/") && (o.Dev != 0 || o.Ino != 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // coverAll makes one tmpfs holding one empty file, clones it (or the file)
 // once per path, makes it unreadable, and moves the clones into place.
-func coverAll(dirs, files []string) error {
+func coverAll(dirs, files []PathID) error {
 	mfd, err := emptyTmpfs()
 	if err != nil {
 		return err
@@ -60,11 +78,11 @@ func coverAll(dirs, files []string) error {
 		return os.NewSyscallError("chmod(hide)", err)
 	}
 	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
-	for i, p := range append(dirs, files...) {
+	for i, id := range append(dirs, files...) {
 		if err := unix.MountSetattr(clones[i], "", unix.AT_EMPTY_PATH, attr); err != nil {
-			return &os.PathError{Op: "mount_setattr", Path: p, Err: err}
+			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
 		}
-		if err := moveMount(clones[i], p); err != nil {
+		if err := moveMountTo(clones[i], id); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,10 @@
 package jail
 
 import (
+	"errors"
 	"os"
+	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,8 +19,8 @@ func mountPrivate(*setupState) error {
 // detach clones the writable paths and the device nodes before the root
 // becomes read-only, so the clones keep the host's read-write flag.
 func detach(st *setupState) error {
-	for _, p := range st.spec.Writable {
-		fd, err := openTree(p, unix.AT_RECURSIVE)
+	for _, id := range st.spec.Writable {
+		fd, err := cloneTree(id, unix.AT_RECURSIVE)
 		if err != nil {
 			return err
 		}
@@ -41,6 +44,21 @@ func openTree(path string, flags uint) (int, error) {
 	return fd, nil
 }
 
+// cloneTree clones the mount tree at id, found without following symlinks
+// and checked to be the same file as when wsh started.
+func cloneTree(id PathID, flags uint) (int, error) {
+	src, err := id.Open()
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(src)
+	fd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|flags)
+	if err != nil {
+		return -1, &os.PathError{Op: "open_tree", Path: id.Path, Err: err}
+	}
+	return fd, nil
+}
+
 func rootReadonly(*setupState) error {
 	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, attr); err != nil {
@@ -49,11 +67,36 @@ func rootReadonly(*setupState) error {
 	return nil
 }
 
+// placeWritable binds the clones, shallow paths first so that a nested one
+// lands on the bind above it.
 func placeWritable(st *setupState) error {
-	for i, p := range st.spec.Writable {
-		if err := moveMount(st.writable[i], p); err != nil {
+	order := make([]int, len(st.spec.Writable))
+	for i := range order {
+		order[i] = i
+	}
+	depth := func(i int) int { return strings.Count(st.spec.Writable[i].Path, "/") }
+	sort.SliceStable(order, func(a, b int) bool { return depth(order[a]) < depth(order[b]) })
+	for _, i := range order {
+		if err := moveMountTo(st.writable[i], st.spec.Writable[i]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// moveMountTo mounts the detached tree fd on id, opened again in the tree
+// as it is now (after the mounts before it) and checked, and closes fd.
+// The move goes to the checked descriptor, not to a path, so nothing can
+// be swapped in between.
+func moveMountTo(fd int, id PathID) error {
+	defer unix.Close(fd)
+	to, err := id.Open()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(to)
+	if err := unix.MoveMount(fd, "", to, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount", Path: id.Path, Err: err}
 	}
 	return nil
 }
@@ -66,8 +109,34 @@ func moveMount(fd int, to string) error {
 	return nil
 }
 
+// procReadOnly are the parts of /proc that act on the whole host, not on
+// the jail's namespaces. With the identity map, the jail's root is the
+// host's uid 0, and /proc/sys checks little more than the uid: a writable
+// kernel.core_pattern would run a program as the host's root.
+var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+
 func mountProc(*setupState) error {
-	return mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if err := mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return err
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	for _, p := range procReadOnly {
+		fd, err := openTree(p, unix.AT_RECURSIVE)
+		if errors.Is(err, unix.ENOENT) {
+			continue // not in this kernel
+		}
+		if err != nil {
+			return err
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+			unix.Close(fd)
+			return &os.PathError{Op: "mount_setattr", Path: p, Err: err}
+		}
+		if err := moveMount(fd, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mountSys mounts a sysfs of the jail's own network namespace, so that

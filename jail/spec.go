@@ -13,9 +13,11 @@ const InitArg0 = "wsh-jail-init"
 type Spec struct {
 	// Writable paths are bound read-write at the same paths; all must be
 	// absolute, existing and resolved.
-	Writable []string `json:"w,omitempty"`
-	// Hidden paths get an empty, unreadable mount over them.
-	Hidden []string `json:"h,omitempty"`
+	Writable []PathID `json:"w,omitempty"`
+	// Hidden paths get an empty, unreadable mount over them. Those that
+	// did not exist when wsh started have no identity (Dev and Ino 0) and
+	// are left alone.
+	Hidden []PathID `json:"h,omitempty"`
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool `json:"n,omitempty"`
 	// Dir is the working directory of the target.

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
+
+	"wsh/jail"
 )
 
 // A policy is the in-process half of the jail. Builtins, redirections,
@@ -21,8 +23,32 @@ import (
 // rules: writes only beneath the writable paths (EROFS elsewhere), and no
 // access at all to the hidden paths (EACCES).
 type policy struct {
-	writable []string // resolved
-	hidden   []string // resolved where they exist
+	writable []jail.PathID
+	hidden   []jail.PathID // Dev and Ino 0 where the path did not exist
+}
+
+// newPolicy records the identity of each writable path and of each hidden
+// path that exists, as they are now.
+func newPolicy(writable, hidden []string) (policy, error) {
+	var p policy
+	for _, w := range writable {
+		id, err := jail.NewPathID(w)
+		if err != nil {
+			return policy{}, err
+		}
+		p.writable = append(p.writable, id)
+	}
+	for _, h := range hidden {
+		id, err := jail.NewPathID(h)
+		if errors.Is(err, fs.ErrNotExist) {
+			id, err = jail.PathID{Path: h}, nil
+		}
+		if err != nil {
+			return policy{}, err
+		}
+		p.hidden = append(p.hidden, id)
+	}
+	return p, nil
 }
 
 // options are the interp handlers that apply the policy.
@@ -77,8 +103,8 @@ func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, e
 		if err != nil {
 			return nil, shellError(path, err)
 		}
-		root := p.rootOf(real)
-		if root == "" {
+		root, ok := p.rootOf(real)
+		if !ok {
 			return nil, shellError(path, refusedWrite(real, flag))
 		}
 		f, err := openBeneath(root, real, flag, perm)
@@ -107,14 +133,16 @@ func refusedWrite(real string, flag int) error {
 	return syscall.EROFS
 }
 
-func openBeneath(root, real string, flag int, perm os.FileMode) (*os.File, error) {
-	rel := strings.TrimPrefix(strings.TrimPrefix(real, root), "/")
+func openBeneath(root jail.PathID, real string, flag int, perm os.FileMode) (*os.File, error) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(real, root.Path), "/")
 	if rel == "" {
 		rel = "."
 	}
-	dfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// The writable path itself is found without symlinks and checked to be
+	// the directory wsh started with.
+	dfd, err := root.Open()
 	if err != nil {
-		return nil, err
+		return nil, unwrapErrno(err)
 	}
 	defer unix.Close(dfd)
 	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
@@ -133,40 +161,55 @@ func openBeneath(root, real string, flag int, perm os.FileMode) (*os.File, error
 	}
 }
 
-// rootOf returns the writable path that real lies beneath, or "".
-func (p *policy) rootOf(real string) string {
-	best := ""
+// rootOf returns the writable path that real lies beneath.
+func (p *policy) rootOf(real string) (jail.PathID, bool) {
+	var best jail.PathID
 	for _, w := range p.writable {
-		if under(real, w) && len(w) > len(best) {
+		if under(real, w.Path) && len(w.Path) > len(best.Path) {
 			best = w
 		}
 	}
-	return best
+	return best, best.Path != ""
+}
+
+func (p *policy) inWritable(real string) bool {
+	_, ok := p.rootOf(real)
+	return ok
 }
 
 func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
+// isHidden reports whether real is a hidden path or lies beneath one: by
+// its path, or by the identity of itself or an ancestor, so that a hidden
+// directory moved elsewhere by a command stays hidden.
 func (p *policy) isHidden(real string) bool {
 	for _, h := range p.hidden {
-		if under(real, h) {
+		if under(real, h.Path) {
 			return true
 		}
 	}
-	return false
+	for dir := real; ; dir = filepath.Dir(dir) {
+		var st unix.Stat_t
+		if unix.Lstat(dir, &st) == nil {
+			for _, h := range p.hidden {
+				if h.Dev != 0 && h.Same(&st) {
+					return true
+				}
+			}
+		}
+		if dir == "/" || dir == "." {
+			return false
+		}
+	}
 }
 
 // beneathHidden reports whether path, as written or as resolved, lies
 // strictly beneath a hidden path.
 func (p *policy) beneathHidden(path string) bool {
 	in := func(x string) bool {
-		for _, h := range p.hidden {
-			if strings.HasPrefix(x, h+"/") {
-				return true
-			}
-		}
-		return false
+		return x != "/" && p.isHidden(filepath.Dir(x))
 	}
 	real, err := realPath(path)
 	return in(filepath.Clean(path)) || (err == nil && in(real))
@@ -219,7 +262,7 @@ func (p *policy) access(ctx context.Context, path string, mode interp.AccessMode
 		return shellError(path, syscall.EACCES)
 	}
 	if mode&interp.AccessWrite != 0 && !isStdio(path) {
-		if real, err := realPath(path); err == nil && p.rootOf(real) == "" {
+		if real, err := realPath(path); err == nil && !p.inWritable(real) {
 			return shellError(path, syscall.EROFS)
 		}
 	}

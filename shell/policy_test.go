@@ -21,7 +21,8 @@ func TestPolicyOpenWrite(t *testing.T) {
 	mustDo(t, os.Symlink(filepath.Join(outside, "dangling"), filepath.Join(work, "dangling")))
 	mustDo(t, os.Symlink(outside, filepath.Join(work, "dir")))
 	mustDo(t, os.Symlink(filepath.Join(work, "in"), filepath.Join(work, "inside")))
-	p := &policy{writable: []string{work}}
+	p, err := newPolicy([]string{work}, nil)
+	mustDo(t, err)
 	tests := []struct {
 		path string
 		want error // nil: allowed

@@ -56,9 +56,13 @@ func jailRequest(t *testing.T, argv ...string) (*Request, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	id, err := jail.NewPathID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stderr bytes.Buffer
 	return &Request{
-		Spec:   jail.Spec{Writable: []string{dir}, Dir: dir, Path: path, Args: argv},
+		Spec:   jail.Spec{Writable: []jail.PathID{id}, Dir: dir, Path: path, Args: argv},
 		Stderr: &stderr,
 	}, &stderr
 }
@@ -113,7 +117,7 @@ func TestRunSilentChild(t *testing.T) {
 func TestRunReportsARefusedStep(t *testing.T) {
 	req, stderr := jailRequest(t, "true")
 	missing := filepath.Join(req.Spec.Dir, "missing")
-	req.Spec.Writable = append(req.Spec.Writable, missing)
+	req.Spec.Writable = append(req.Spec.Writable, jail.PathID{Path: missing})
 	out, _ := runWithin(t, req)
 	want := degrade.Report{Step: jail.StepDetach.String(), Errno: syscall.ENOENT}
 	if out.Report == nil || *out.Report != want || out.Status != jail.ReservedStatus {

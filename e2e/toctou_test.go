@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWritablePathCannotBeRedirected: a jailed command renames a parent of
+// the working directory and leaves a symlink to another directory in its
+// place. The next jail must not bind that other directory writable (the
+// init follows no symlink and checks the identity of each writable path),
+// and an in-process write through the old path must be refused.
+func TestWritablePathCannotBeRedirected(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			top := workDir(t, u)
+			outside, err := os.MkdirTemp("/var/tmp", "wsh-outside-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(outside) })
+			for _, d := range []string{filepath.Join(top, "r", "proj"), filepath.Join(outside, "proj")} {
+				mustDo(t, os.MkdirAll(d, 0o755))
+				if u.uid >= 0 {
+					mustChown(t, d, u.uid)
+					mustChown(t, filepath.Dir(d), u.uid)
+				}
+			}
+			proj := filepath.Join(top, "r", "proj")
+			script := `sh -c 'mv ` + top + `/r ` + top + `/r.old && ln -s ` + outside + ` ` + top + `/r'
+sh -c 'echo PWNED > ` + proj + `/PWNED; grep Seccomp: /proc/self/status'
+echo PWNED > ` + proj + `/PWNED2`
+			r := runWsh(t, u, proj, nil, script)
+			for _, f := range []string{"PWNED", "PWNED2"} {
+				if _, err := os.Stat(filepath.Join(outside, "proj", f)); err == nil {
+					t.Errorf("%s was written outside every writable path:\n%s%s", f, r.stdout, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "warning") || strings.Contains(r.stdout, "Seccomp:\t0") {
+				t.Errorf("wsh degraded:\n%s%s", r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "wsh: jail: detach:") {
+				t.Errorf("the jail did not fail loudly at the redirected path:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
