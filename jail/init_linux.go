@@ -78,6 +78,7 @@ var steps = []setupStep{
 	{StepProc, mountProc},
 	{StepSys, mountSys},
 	{StepDev, mountDev},
+	{StepStdio, reopenStdio},
 	{StepLoopback, loopbackUp},
 	{StepChdir, chdir},
 	{StepDescriptors, cloexecFrom3},

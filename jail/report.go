@@ -23,6 +23,7 @@ const (
 	StepProc
 	StepSys
 	StepDev
+	StepStdio
 	StepLoopback
 	StepChdir
 	StepDescriptors
@@ -44,6 +45,7 @@ var stepNames = [stepCount]string{
 	StepProc:         "proc",
 	StepSys:          "sys",
 	StepDev:          "dev",
+	StepStdio:        "stdio",
 	StepLoopback:     "loopback",
 	StepChdir:        "chdir",
 	StepDescriptors:  "descriptors",
