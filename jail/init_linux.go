@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,18 @@ func Init() {
 	}
 }
 
+// inInitialUserNamespace reports whether this process is in the initial
+// user namespace, whose uid map is the whole range (user_namespaces(7)).
+// wsh's jail maps exactly one uid.
+func inInitialUserNamespace() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return true // cannot tell: refuse
+	}
+	f := strings.Fields(string(b))
+	return len(f) != 3 || f[2] != "1"
+}
+
 // SetupSteps returns the setup steps in the order the jail init runs them.
 func SetupSteps() []Step {
 	out := make([]Step, len(steps))
@@ -42,6 +55,11 @@ func initMain() int {
 	spec, err := ParseArgv(os.Args)
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
+	}
+	if err == nil && inInitialUserNamespace() {
+		// Setup in the host's user namespace would act on the host's
+		// mounts (run as root under unshare -p, say).
+		err = errors.New("jail init: in the host's user namespace")
 	}
 	if err != nil {
 		// Not started by wsh: refuse before touching any mount.
@@ -73,6 +91,7 @@ var steps = []setupStep{
 	{StepMountPrivate, mountPrivate},
 	{StepDetach, detach},
 	{StepRootReadonly, rootReadonly},
+	{StepRun, coverRun},
 	{StepWritable, placeWritable},
 	{StepHide, hide},
 	{StepProc, mountProc},

@@ -11,12 +11,18 @@ import (
 // forwarded are the signals the reaper passes on to the target.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
 
+// ignored are the other signals a target can send its PID 1.
+var ignored = []os.Signal{unix.SIGABRT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGPIPE, unix.SIGTRAP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ}
+
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.
 // Whatever the target left behind is killed.
 func reap(spec *Spec) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
+	// The target may signal its own PID 1; what is not forwarded must not
+	// crash it (Go dumps its stacks on SIGABRT) or stop the reaping.
+	signal.Ignore(ignored...)
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},

@@ -18,6 +18,7 @@ const (
 	StepMountPrivate
 	StepDetach
 	StepRootReadonly
+	StepRun
 	StepWritable
 	StepHide
 	StepProc
@@ -40,6 +41,7 @@ var stepNames = [stepCount]string{
 	StepMountPrivate: "mount-private",
 	StepDetach:       "detach",
 	StepRootReadonly: "root-readonly",
+	StepRun:          "run",
 	StepWritable:     "writable",
 	StepHide:         "hide",
 	StepProc:         "proc",
