@@ -1,0 +1,49 @@
+package jail
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPolicyGroupNames checks that every group of the policy has a name of
+// its own, which is what a mutation test passes to BuildFilter.
+func TestPolicyGroupNames(t *testing.T) {
+	var seen []string
+	for _, g := range Policy {
+		if g.Name == "" || slices.Contains(seen, g.Name) {
+			t.Errorf("group %q: empty or named twice", g.Name)
+		}
+		seen = append(seen, g.Name)
+		if len(g.Calls) == 0 {
+			t.Errorf("group %s lists no calls", g.Name)
+		}
+	}
+}
+
+// TestPolicyBuildFilterSkips builds the whole filter and the filter without
+// each group, and refuses a group that does not exist.
+func TestPolicyBuildFilterSkips(t *testing.T) {
+	for _, skip := range append([]string{""}, names()...) {
+		var args []string
+		if skip != "" {
+			args = []string{skip}
+		}
+		f, err := BuildFilter(args...)
+		if err != nil {
+			t.Fatalf("BuildFilter(%q): %v", args, err)
+		}
+		f.Release()
+	}
+	if f, err := BuildFilter("vsocks"); err == nil {
+		f.Release()
+		t.Errorf("BuildFilter(\"vsocks\"): no error for a group that does not exist")
+	}
+}
+
+func names() []string {
+	var n []string
+	for _, g := range Policy {
+		n = append(n, g.Name)
+	}
+	return n
+}
