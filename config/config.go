@@ -15,6 +15,28 @@ import (
 	"github.com/caarlos0/env/v11"
 )
 
+// UnixSockets says whether jailed commands may create unix sockets.
+type UnixSockets string
+
+const (
+	// UnixDeny refuses socket(AF_UNIX): host daemons' socket files are out
+	// of reach. socketpair(2) still works.
+	UnixDeny UnixSockets = "deny"
+	// UnixAllow allows them: every socket file the jail can see is
+	// reachable.
+	UnixAllow UnixSockets = "allow"
+)
+
+// UnmarshalText accepts exactly "deny" and "allow".
+func (u *UnixSockets) UnmarshalText(b []byte) error {
+	switch v := UnixSockets(b); v {
+	case UnixDeny, UnixAllow:
+		*u = v
+		return nil
+	}
+	return fmt.Errorf("%q is not valid; accepted values: deny, allow", string(b))
+}
+
 // Network says which network namespace a jailed command gets.
 type Network string
 
@@ -48,6 +70,9 @@ type Config struct {
 	// unreadable mount goes over them; in process, open, stat, readdir,
 	// glob and test refuse them.
 	Hide []string `env:"WSH_HIDE" envSeparator:":"`
+	// UnixSockets is whether jailed commands may create unix sockets:
+	// deny (socketpair still works) or allow.
+	UnixSockets UnixSockets `env:"WSH_UNIX_SOCKETS" envDefault:"deny"`
 	// Network is the jail's network: none (loopback only) or host.
 	Network Network `env:"WSH_NETWORK" envDefault:"none"`
 }
@@ -59,6 +84,7 @@ var Variables = map[string]string{
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
 	"WSH_NETWORK":         "none, host",
 	"WSH_HIDE":            "absolute paths, separated by ':'",
+	"WSH_UNIX_SOCKETS":    "deny, allow",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -134,8 +160,11 @@ func fromEnvError(err error, environ map[string]string) error {
 		if f, ok := reflect.TypeOf(Config{}).FieldByName(pe.Name); ok {
 			k := f.Tag.Get("env")
 			what := "a boolean"
-			if f.Type == reflect.TypeOf(Network("")) {
+			switch f.Type {
+			case reflect.TypeOf(Network("")):
 				what = "a network mode"
+			case reflect.TypeOf(UnixSockets("")):
+				what = "a unix socket setting"
 			}
 			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, Variables[k])}
 		}

@@ -19,16 +19,17 @@ func TestLoad(t *testing.T) {
 		env  []string
 		want Config
 	}{
-		{nil, Config{Network: NetworkNone}},
-		{[]string{"WSH_NO_SANDBOX=1"}, Config{NoSandbox: true, Network: NetworkNone}},
-		{[]string{"WSH_NO_SANDBOX=true", "WSH_REQUIRE_SANDBOX=0"}, Config{NoSandbox: true, Network: NetworkNone}},
-		{[]string{"WSH_REQUIRE_SANDBOX=true"}, Config{RequireSandbox: true, Network: NetworkNone}},
-		{[]string{"WSH_NO_SANDBOX=false"}, Config{Network: NetworkNone}},
-		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost}},
-		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone}},
-		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone}},
-		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone}},
-		{[]string{"WSH_HIDE=" + link + ":/no/such/../path"}, Config{Hide: []string{dir, "/no/path"}, Network: NetworkNone}},
+		{nil, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_NO_SANDBOX=1"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_NO_SANDBOX=true", "WSH_REQUIRE_SANDBOX=0"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_REQUIRE_SANDBOX=true"}, Config{RequireSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_NO_SANDBOX=false"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_UNIX_SOCKETS=allow"}, Config{Network: NetworkNone, UnixSockets: UnixAllow}},
+		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost, UnixSockets: UnixDeny}},
+		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
+		{[]string{"WSH_HIDE=" + link + ":/no/such/../path"}, Config{Hide: []string{dir, "/no/path"}, Network: NetworkNone, UnixSockets: UnixDeny}},
 	}
 	for _, tt := range tests {
 		got, err := Load(tt.env)
@@ -64,6 +65,8 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_HIDE=.ssh", "WSH_HIDE", "not an absolute path"},
 		{"WSH_HIDE=~/.ssh", "WSH_HIDE", "not an absolute path"},
 		{"WSH_HIDE=/", "WSH_HIDE", "whole host"},
+		{"WSH_UNIX_SOCKETS=yes", "WSH_UNIX_SOCKETS", "deny, allow"},
+		{"WSH_UNIX_SOCKETS=", "WSH_UNIX_SOCKETS", "deny, allow"},
 	}
 	for _, tt := range tests {
 		_, err := Load([]string{tt.env})

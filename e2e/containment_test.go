@@ -46,7 +46,9 @@ var expectations = []expectation{
 	{"socketpair(AF_VSOCK)", "vsock", all("EPERM"), all("ENOTSUP")},
 	{"socketpair(AF_VSOCK|high bits)", "vsock", all("EPERM"), all("ENOTSUP")},
 	{"socket(AF_INET)", "", all("ok"), all("ok")},
-	{"socket(AF_UNIX)", "", all("ok"), all("ok")},
+	{"socket(AF_UNIX)", "unix", all("EPERM"), all("ok")},
+	{"socket(AF_UNIX|high bits)", "unix", all("EPERM"), all("ok")},
+	{"socketpair(AF_UNIX)", "", all("ok"), all("ok")},
 
 	{"io_uring_setup", "io_uring", all("EPERM"), all("ok")},
 	{"io_uring_enter", "io_uring", all("EPERM"), all("ok")},
@@ -119,7 +121,10 @@ var expectations = []expectation{
 
 	{"/sys/class/net", "", all("lo"), nil},
 	{"connect(host loopback TCP)", "", all("ECONNREFUSED"), nil},
-	{"connect(host abstract unix)", "", all("ECONNREFUSED"), nil},
+	// socket(AF_UNIX) is refused first; with WSH_UNIX_SOCKETS=allow the
+	// network namespace still hides the host's abstract sockets
+	// (TestContainmentHostUnixSocketPath).
+	{"connect(host abstract unix)", "", all("EPERM"), nil},
 	{"kill(host pid, 0)", "", all("ESRCH"), per("ok", "EPERM")},
 	{"fcntl(fd>=3)", "", all("EBADF"), all("open")},
 	{"fds", "", all("0 1 2"), nil},
@@ -224,38 +229,53 @@ func TestContainmentNetworkControl(t *testing.T) {
 
 // TestContainmentHostUnixSocketPath connects from the jail to host unix
 // sockets with a path. A network namespace does not cover them, and a
-// read-only mount does not stop connect(2). docs/sandbox.md says the jail
-// covers /run, that sockets under /tmp and the working directory stay
-// reachable, and that WSH_HIDE hides them. The control, in a throwaway
-// `unshare -Urmn`, reaches each socket: the kernel allows it.
+// read-only mount does not stop connect(2): a host daemon's socket (tmux's
+// runs commands outside the jail) would be a way out. By default the filter
+// refuses socket(AF_UNIX) (the "unix" group), so none is reachable;
+// WSH_UNIX_SOCKETS=allow makes every socket file the jail can see
+// reachable, as docs/sandbox.md says, except under WSH_HIDE. The control,
+// in a throwaway `unshare -Urmn`, reaches each socket: the kernel allows it.
 func TestContainmentHostUnixSocketPath(t *testing.T) {
 	const a = "connect(host unix socket path)"
+	allow := "WSH_UNIX_SOCKETS=allow"
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			varTmp := socketDir(t, "/var/tmp")
 			hidden := socketDir(t, filepath.Dir(wshBin))
-			for _, c := range []struct {
+			for i, c := range []struct {
 				name, sock string
 				env        []string
 				refused    bool
 			}{
-				{"/var/tmp, read-only in the jail", filepath.Join(varTmp, "s"), nil, true},
-				{"/tmp, hidden by WSH_HIDE", filepath.Join(hidden, "s"), []string{"WSH_HIDE=" + hidden}, true},
-				{"/tmp (documented as reachable)", filepath.Join(filepath.Dir(wshBin), "wsh-attack-"+uniqueNumber(0)), nil, false},
+				{"/var/tmp", filepath.Join(varTmp, "s"), nil, true},
+				{"/tmp", filepath.Join(filepath.Dir(wshBin), "wsh-attack-"+uniqueNumber(0)), nil, true},
+				{"/tmp, allowed and hidden by WSH_HIDE", filepath.Join(hidden, "s"), []string{allow, "WSH_HIDE=" + hidden}, true},
+				{"/tmp, allowed (documented as reachable)", filepath.Join(filepath.Dir(wshBin), "wsh-attack-"+uniqueNumber(1)), []string{allow}, false},
+				{"/var/tmp, allowed (documented as reachable)", filepath.Join(varTmp, "s2"), []string{allow}, false},
 			} {
 				l := unixListener(t, c.sock)
 				got := attackInJail(t, u, c.env, nil, "-only", "net", "-unix", c.sock)[a]
-				if c.refused && got == "ok" {
-					t.Errorf("HOLE: %s: a socket there is reachable from the jail; a host daemon's"+
-						" socket (tmux's runs commands outside the jail) is a way out", c.name)
-				}
-				t.Logf("%-34s jail %q", c.name, got)
-				if n := acceptedUnix(l); n > 0 && c.refused {
-					t.Errorf("%s: the host's listener accepted a connection from the jail", c.name)
+				n := acceptedUnix(l)
+				t.Logf("%-44s jail %q, accepted %d", c.name, got, n)
+				switch {
+				case c.refused && (got == "ok" || n > 0):
+					t.Errorf("HOLE: %s: a host socket there is reachable from the jail", c.name)
+				case !c.refused && (got != "ok" || n != 1):
+					t.Errorf("case %d, %s: %q, accepted %d; want it reachable, as documented", i, c.name, got, n)
 				}
 				if ctl := attackUnshared(t, u, "-Urmn", nil, "-only", "net", "-unix", c.sock)[a]; ctl != "ok" {
 					t.Errorf("%s: control: %q, want ok", c.name, ctl)
 				}
+			}
+			name := "wsh-attack-abstract-" + uniqueNumber(2)
+			l, err := net.Listen("unix", "@"+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			got := attackInJail(t, u, []string{allow}, nil, "-only", "net", "-abstract", name)["connect(host abstract unix)"]
+			if got != "ECONNREFUSED" || acceptedUnix(l) != 0 {
+				t.Errorf("allowed: connect(host abstract unix) %q, want ECONNREFUSED: the network namespace hides it", got)
 			}
 		})
 	}

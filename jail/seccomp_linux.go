@@ -42,6 +42,13 @@ var Policy = []RuleGroup{
 		}
 		return nil
 	}},
+	{UnixGroup, []string{"socket(AF_UNIX) (socketpair stays)"}, func(f *seccomp.ScmpFilter) error {
+		// A read-only mount does not stop connect(2) on a socket file,
+		// and a network namespace does not cover unix sockets by path: a
+		// host daemon's socket in /tmp (tmux, an X server, ssh-agent) would
+		// be a way out. socketpair(2) makes no such connection.
+		return denyMasked(f, "socket", eperm, 0, 0xffffffff, unix.AF_UNIX)
+	}},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *seccomp.ScmpFilter) error {
 		for _, fl := range unshareNewFlags {
@@ -110,8 +117,15 @@ func BuildFilter(skip ...string) (*seccomp.ScmpFilter, error) {
 	return f, nil
 }
 
-func loadSeccomp(*setupState) error {
-	f, err := BuildFilter()
+// UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.
+const UnixGroup = "unix"
+
+func loadSeccomp(st *setupState) error {
+	var skip []string
+	if st.spec.AllowUnix {
+		skip = append(skip, UnixGroup)
+	}
+	f, err := BuildFilter(skip...)
 	if err != nil {
 		return errnoOf(err, unix.EINVAL)
 	}

@@ -18,6 +18,9 @@ type Spec struct {
 	// did not exist when wsh started have no identity (Dev and Ino 0) and
 	// are left alone.
 	Hidden []PathID `json:"h,omitempty"`
+	// AllowUnix lets the target create unix sockets (and so connect to
+	// any socket file it can see).
+	AllowUnix bool `json:"u,omitempty"`
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool `json:"n,omitempty"`
 	// Dir is the working directory of the target.

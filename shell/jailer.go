@@ -154,7 +154,7 @@ type command struct {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, AllowUnix: j.cfg.UnixSockets == config.UnixAllow, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
 		Env:         env,
 		Stdin:       stdin,
 		Stdout:      stdout,

@@ -69,6 +69,7 @@ type configView struct {
 	RequireSandbox bool     `json:"require_sandbox"`
 	Writable       []string `json:"writable"`
 	Hidden         []string `json:"hidden"`
+	UnixSockets    string   `json:"unix_sockets"`
 	Network        string   `json:"network"`
 }
 
@@ -113,7 +114,7 @@ func diagnose() *doctorReport {
 		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
 		return rep
 	}
-	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, j.Writable(), cfg.Hide, string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, j.Writable(), cfg.Hide, string(cfg.UnixSockets), string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)

@@ -24,6 +24,7 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  WSH_REQUIRE_SANDBOX\t%v\n", c.RequireSandbox)
 		fmt.Fprintf(tw, "  writable paths\t%s\n", strings.Join(c.Writable, ", "))
 		fmt.Fprintf(tw, "  hidden paths\t%s\n", strings.Join(c.Hidden, ", "))
+		fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
 		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
 	}
 	if len(rep.Steps) > 0 {

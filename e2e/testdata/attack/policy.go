@@ -33,6 +33,13 @@ func vsock(r results, _ *config) {
 	// The rule must not catch other families.
 	r["socket(AF_INET)"] = callClose(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	r["socket(AF_UNIX)"] = callClose(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	r["socket(AF_UNIX|high bits)"] = callClose(unix.SYS_SOCKET, high|unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	_, res := call(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0, ptr(&sv))
+	if res == "ok" {
+		unix.Close(int(sv[0]))
+		unix.Close(int(sv[1]))
+	}
+	r["socketpair(AF_UNIX)"] = res
 }
 
 func ioURing(r results, _ *config) {
