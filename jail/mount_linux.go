@@ -81,7 +81,26 @@ func placeWritable(st *setupState) error {
 			return err
 		}
 	}
+	for _, id := range st.spec.ReadOnly {
+		if err := bindReadOnly(id); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// bindReadOnly binds id read-only over itself, in the tree as it is now.
+func bindReadOnly(id PathID) error {
+	fd, err := cloneTree(id, unix.AT_RECURSIVE)
+	if err != nil {
+		return err
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+		unix.Close(fd)
+		return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
+	}
+	return moveMountTo(fd, id)
 }
 
 // moveMountTo mounts the detached tree fd on id, opened again in the tree

@@ -18,6 +18,8 @@ type Spec struct {
 	// did not exist when wsh started have no identity (Dev and Ino 0) and
 	// are left alone.
 	Hidden []PathID `json:"h,omitempty"`
+	// ReadOnly paths, beneath the writable ones, are bound read-only.
+	ReadOnly []PathID `json:"r,omitempty"`
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
 	AllowUnix bool `json:"u,omitempty"`

@@ -19,6 +19,7 @@ func TestCancelStopsJailedCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, `sh -c 'sleep 301.25 & sleep 301.5; echo never'`) }()

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -22,6 +21,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	defer r.Close()
 	err = r.Run(context.Background(), `grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; ls /sys/class/net`)
 	fmt.Println("error:", err)
 	_, degraded := r.Degraded()
@@ -34,9 +34,9 @@ func Example() {
 	// degraded: false
 }
 
-// The exec middleware and the in-process policy also work in an
-// interp.Runner built elsewhere.
-func ExampleJailer_RunnerOptions() {
+// A Jailer makes an interp.Runner of your own whose external commands run
+// in the jail and whose redirections obey the jail's rules.
+func ExampleJailer_NewInterp() {
 	environ := []string{"PATH=/usr/bin:/bin"}
 	cfg, err := config.Load(environ)
 	if err != nil {
@@ -48,11 +48,8 @@ func ExampleJailer_RunnerOptions() {
 		fmt.Println(err)
 		return
 	}
-	r, err := interp.New(append([]interp.RunnerOption{
-		interp.StdIO(nil, os.Stdout, os.Stdout),
-		interp.Env(expand.ListEnviron(environ...)),
-		interp.Dir(os.TempDir()),
-	}, j.RunnerOptions()...)...)
+	defer j.Close()
+	r, err := j.NewInterp(environ, nil, interp.StdIO(nil, os.Stdout, os.Stdout), interp.Dir(os.TempDir()))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -33,6 +32,8 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	policy   policy
+	fifoDir  string        // the interpreter's own temporary directory
+	readOnly []jail.PathID // bound read-only in the jail
 	warn     io.Writer
 	state    degrade.State
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
@@ -50,6 +51,13 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
 	if j.policy, err = newPolicy(w, cfg.Hide); err != nil {
 		return nil, err
+	}
+	if !cfg.NoSandbox {
+		id, err := makeFifoDir()
+		if err != nil {
+			return nil, err
+		}
+		j.fifoDir, j.readOnly = id.Path, []jail.PathID{id}
 	}
 	return j, nil
 }
@@ -103,7 +111,9 @@ func (j *Jailer) Degraded() (degrade.Verdict, bool) { return j.state.Degraded() 
 
 // RunnerOptions are what an interp.Runner needs to obey wsh: the exec
 // middleware and, unless WSH_NO_SANDBOX opts out, the in-process policy for
-// redirections, source, globbing, cd and test (see policy).
+// redirections, source, globbing, cd and test (see policy). Use NewInterp
+// rather than passing them to interp.New yourself: it also keeps the
+// interpreter's FIFOs out of a command's reach.
 func (j *Jailer) RunnerOptions() []interp.RunnerOption {
 	opts := []interp.RunnerOption{interp.ExecHandlers(j.Middleware())}
 	if !j.cfg.NoSandbox {
@@ -124,10 +134,11 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 		return err
 	}
 	hc := interp.HandlerCtx(ctx)
-	path, err := lookPath(hc.Dir, hc.Env, args[0])
-	if err == nil && !j.cfg.NoSandbox && j.policy.hiddenPath(path) {
-		err = &lookupError{126, args[0] + ": Permission denied"}
+	var hidden func(string) bool
+	if !j.cfg.NoSandbox {
+		hidden = j.policy.hiddenName
 	}
+	path, err := lookPath(hc.Dir, hc.Env, args[0], hidden)
 	if err != nil {
 		le := err.(*lookupError)
 		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
@@ -154,7 +165,7 @@ type command struct {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, AllowUnix: j.cfg.UnixSockets == config.UnixAllow, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ReadOnly: j.readOnly, AllowUnix: j.cfg.UnixSockets == config.UnixAllow, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
 		Env:         env,
 		Stdin:       stdin,
 		Stdout:      stdout,
@@ -297,12 +308,10 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
 		return interp.ExitStatus(2)
 	}
-	r, err := interp.New(append([]interp.RunnerOption{
+	r, err := j.NewInterp(c.env, append([]string{"--"}, c.args[1:]...),
 		interp.Dir(c.hc.Dir),
-		interp.Env(expand.ListEnviron(c.env...)),
 		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
-		interp.Params(append([]string{"--"}, c.args[1:]...)...),
-	}, j.RunnerOptions()...)...)
+	)
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,22 @@ func (e *lookupError) Error() string { return e.msg }
 // lookPath finds name as bash does: a name with a slash is taken as a path;
 // otherwise the first executable regular file in $PATH wins, and a
 // non-executable match is "Permission denied" only when nothing better is
-// found.
-func lookPath(dir string, env expand.Environ, name string) (string, error) {
+// found. A path for which hidden is true is "Permission denied" without a
+// look, as a path beneath the jail's unreadable mount is; a $PATH entry
+// that is hidden is passed over.
+func lookPath(dir string, env expand.Environ, name string, hidden func(string) bool) (string, error) {
+	if hidden == nil {
+		hidden = func(string) bool { return false }
+	}
 	if strings.Contains(name, "/") {
 		p := name
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
+			p = dir + "/" + p
 		}
-		return p, checkExecutable(p, name)
+		if hidden(p) {
+			return "", &lookupError{126, name + ": Permission denied"}
+		}
+		return filepath.Clean(p), checkExecutable(p, name)
 	}
 	var denied string
 	for _, elem := range filepath.SplitList(env.Get("PATH").String()) {
@@ -37,6 +45,9 @@ func lookPath(dir string, env expand.Environ, name string) (string, error) {
 		p := filepath.Join(elem, name)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
+		}
+		if hidden(p) {
+			continue
 		}
 		switch err := checkExecutable(p, name); {
 		case err == nil:

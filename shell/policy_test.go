@@ -59,13 +59,17 @@ func TestPolicyOpenWrite(t *testing.T) {
 	}
 }
 
-func TestIsStdio(t *testing.T) {
-	for path, want := range map[string]bool{
-		"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/fd/1": true, "/proc/self/fd/2": true,
-		"/dev/fd/3": false, "/proc/self/fd/7": false, "/dev/fd/../../etc/x": false, "/dev/sda": false, "/etc/passwd": false,
+func TestStdioFD(t *testing.T) {
+	for path, want := range map[string]int{
+		"/dev/null": -1, "/dev/tty": -1, "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2, "/dev/fd/1": 1, "/proc/self/fd/2": 2,
+		"/dev/fd/3": -2, "/proc/self/fd/7": -2, "/dev/fd/../../etc/x": -2, "/dev/sda": -2, "/etc/passwd": -2,
 	} {
-		if got := isStdio(path); got != want {
-			t.Errorf("isStdio(%s) = %v, want %v", path, got, want)
+		fd, ok := stdioFD(path)
+		if !ok {
+			fd = -2
+		}
+		if fd != want {
+			t.Errorf("stdioFD(%s) = %d, want %d", path, fd, want)
 		}
 	}
 }

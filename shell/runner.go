@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -77,16 +76,9 @@ func New(opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	iopts := append([]interp.RunnerOption{
-		interp.StdIO(s.stdin, s.stdout, s.stderr),
-		interp.Dir(s.dir),
-		interp.Env(expand.ListEnviron(s.environ...)),
-	}, j.RunnerOptions()...)
-	if s.params != nil {
-		iopts = append(iopts, interp.Params(s.params...))
-	}
-	ir, err := interp.New(iopts...)
+	ir, err := j.NewInterp(s.environ, s.params, interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir))
 	if err != nil {
+		j.Close()
 		return nil, err
 	}
 	return &Runner{interp: ir, jailer: j, name: s.name}, nil
@@ -129,6 +121,9 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	file.Name = r.name // $0
 	return r.interp.Run(ctx, file)
 }
+
+// Close removes what the Runner made on the host. Call it when done.
+func (r *Runner) Close() error { return r.jailer.Close() }
 
 // Exited reports whether the script ran `exit`.
 func (r *Runner) Exited() bool { return r.interp.Exited() }

@@ -105,6 +105,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, err)
 	}
+	defer r.Close()
 	ctx, sig := signalContext()
 	defer sig.stop()
 	err = r.RunReader(ctx, script, name.file)

@@ -114,6 +114,7 @@ func diagnose() *doctorReport {
 		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
 		return rep
 	}
+	defer j.Close()
 	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, j.Writable(), cfg.Hide, string(cfg.UnixSockets), string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

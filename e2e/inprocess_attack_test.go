@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// attackTree is a working directory with a hidden directory and a file
+// outside every writable path, for the in-process attacks below.
+type attackTree struct {
+	work, secret, outside string
+	env                   []string
+}
+
+func newAttackTree(t *testing.T, u user) attackTree {
+	t.Helper()
+	work := workDir(t, u)
+	outside, err := os.MkdirTemp("/var/tmp", "wsh-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	os.Chmod(outside, 0o777)
+	mustDo(t, os.WriteFile(filepath.Join(outside, "f"), []byte("intact\n"), 0o666))
+	os.Chmod(filepath.Join(outside, "f"), 0o666) // only the policy can refuse
+	// The hidden directory's parent h is not hidden, so a command can
+	// move it.
+	secret := filepath.Join(work, "h", "secret")
+	for _, d := range []string{filepath.Join(work, "h"), secret, filepath.Join(work, "pub")} {
+		mustDo(t, os.Mkdir(d, 0o755))
+		mustDo(t, os.WriteFile(filepath.Join(d, "file"), []byte("SECRET\n"), 0o644))
+		if u.uid >= 0 {
+			mustChown(t, d, u.uid)
+			mustChown(t, filepath.Join(d, "file"), u.uid)
+		}
+		if d == filepath.Join(work, "h") {
+			os.Remove(filepath.Join(d, "file"))
+		}
+	}
+	mustDo(t, os.WriteFile(filepath.Join(secret, "only-in-secret"), nil, 0o644))
+	return attackTree{work, secret, outside, []string{"WSH_HIDE=" + secret, "WSH_REQUIRE_SANDBOX=1"}}
+}
+
+func (a attackTree) check(t *testing.T, r result) {
+	t.Helper()
+	if b, _ := os.ReadFile(filepath.Join(a.outside, "f")); string(b) != "intact\n" {
+		t.Errorf("the file outside was written: %q\n%s%s", b, r.stdout, r.stderr)
+	}
+	// (A case that moves the hidden directory away checks its content only
+	// through the shell's output.)
+	if b, err := os.ReadFile(filepath.Join(a.secret, "file")); err == nil && string(b) != "SECRET\n" {
+		t.Errorf("the hidden file was changed: %q\nstdout: %s\nstderr: %s", b, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "SECRET") || strings.Contains(r.stdout, "only-in-secret") {
+		t.Errorf("hidden contents leaked:\n%s", r.stdout)
+	}
+}
+
+// TestInProcessAttacks replays the review's attacks on the in-process
+// policy; each broke it before the fixes.
+func TestInProcessAttacks(t *testing.T) {
+	cases := []struct{ name, script string }{
+		// mvdan.cc/sh opens $TMPDIR/sh-interp-* itself, following symlinks
+		// (wsh is started with TMPDIR=WORK).
+		{"interpreter FIFO name", `ln -s OUT/f sh-interp-w; ln -s SECRET/file sh-interp-r
+echo PWNED >> $PWD/sh-interp-w; read -r x < $PWD/sh-interp-r; echo "$x"`},
+		{"FIFO name via a script without #!", `printf 'echo PWNED >> $TMPDIR/sh-interp-w\n' > noshebang; chmod +x noshebang
+ln -s OUT/f sh-interp-w; TMPDIR=$PWD ./noshebang`},
+		// The hidden directory's parent moved to where its path is longer
+		// than PATH_MAX: it cannot be resolved by path, so fail closed.
+		{"path beyond PATH_MAX", `python3 -c '
+import os
+w, n = os.getcwd(), "d" * 200
+os.mkdir("deep"); os.chdir("deep")
+for i in range(24):
+    os.mkdir(n); os.chdir(n)
+    if i == 11: mid = os.open(".", os.O_PATH)
+os.rename(w + "/h", "h")
+os.symlink("deep/" + "/".join([n] * 12), w + "/s1")
+os.symlink("/".join([n] * 12), "s2", dir_fd=mid)
+os.symlink("s1/s2/h/secret/file", w + "/k")
+os.symlink("s1/s2/h/secret", w + "/k2")
+print("moved")
+'; read -r x < k; echo "$x"; echo k2/*`},
+		// Writing through the shell's own stdin, a file outside.
+		{"stdin reopened for writing", `echo PWNED >> /dev/stdin; echo PWNED >> /proc/self/fd/0`},
+		// A symlink swapped between a public and the hidden directory.
+		{"race: truncate", `python3 -c '
+import os, time
+end = time.time() + 3
+while time.time() < end:
+    for t in ("pub", "SECRET"):
+        os.symlink(t, "d.new"); os.rename("d.new", "d")
+' & for i in $(seq 3000); do : > d/file; done 2>/dev/null; wait`},
+		{"race: list and test", `python3 -c '
+import os, time
+end = time.time() + 3
+while time.time() < end:
+    for t in ("pub", "SECRET"):
+        os.symlink(t, "d.new"); os.rename("d.new", "d")
+' & for i in $(seq 1500); do echo d/*; [ -e d/only-in-secret ] && echo only-in-secret; done 2>/dev/null; wait`},
+	}
+	for _, u := range users {
+		for _, c := range cases {
+			t.Run(u.name+"/"+c.name, func(t *testing.T) {
+				a := newAttackTree(t, u)
+				script := strings.NewReplacer("OUT", a.outside, "SECRET", a.secret, "WORK", a.work).Replace(c.script)
+				cmd := wshCmd(t.Context(), u, a.work, append(a.env, "TMPDIR="+a.work), "-c", script)
+				in, err := os.Open(filepath.Join(a.outside, "f"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				cmd.Stdin = in
+				var out, errb strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				cmd.Run()
+				a.check(t, result{stdout: out.String(), stderr: errb.String()})
+			})
+		}
+	}
+}

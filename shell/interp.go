@@ -1,0 +1,97 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/jail"
+)
+
+// NewInterp makes an interp.Runner whose commands go through this Jailer:
+// RunnerOptions, plus the interpreter's own temporary directory set to
+// wsh's. environ is its environment; params, if any, are applied as `set`
+// would (-e, -o pipefail, --, args).
+//
+// mvdan.cc/sh opens "$TMPDIR/sh-interp-*" itself, without the open handler
+// and following symlinks, so a command that put a symlink by that name in
+// $TMPDIR would turn a redirection into a write anywhere. The interpreter
+// therefore uses a directory of wsh's own for its FIFOs, read-only in the
+// jail; the script and its commands still see the TMPDIR they were given.
+func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
+	orig, hadTmp := lookupEnvOK(environ, "TMPDIR")
+	ienv := environ
+	if j.fifoDir != "" {
+		ienv = append(withoutEnv(environ, "TMPDIR"), "TMPDIR="+j.fifoDir)
+	}
+	opts = append([]interp.RunnerOption{interp.Env(expand.ListEnviron(ienv...))}, opts...)
+	r, err := interp.New(append(opts, j.RunnerOptions()...)...)
+	if err != nil {
+		return nil, err
+	}
+	if j.fifoDir != "" {
+		r.Reset() // takes TMPDIR as its temporary directory, once
+		restore := "unset TMPDIR"
+		if hadTmp {
+			restore = "export TMPDIR=" + quote(orig)
+		}
+		stmt, err := syntax.NewParser().Parse(strings.NewReader(restore), "")
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Run(context.Background(), stmt.Stmts[0]); err != nil {
+			return nil, err
+		}
+	}
+	if params != nil {
+		if err := interp.Params(params...)(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Close removes what the Jailer made on the host (its FIFO directory).
+func (j *Jailer) Close() error {
+	if j.fifoDir == "" {
+		return nil
+	}
+	return os.RemoveAll(j.fifoDir)
+}
+
+func makeFifoDir() (jail.PathID, error) {
+	dir, err := os.MkdirTemp("", "wsh-")
+	if err != nil {
+		return jail.PathID{}, err
+	}
+	id, err := jail.NewPathID(dir)
+	if err != nil {
+		os.Remove(dir)
+	}
+	return id, err
+}
+
+func lookupEnvOK(environ []string, key string) (string, bool) {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func withoutEnv(environ []string, key string) []string {
+	var out []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,136 @@
+package shell
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// hiddenName reports whether path, as written or as resolved, names a
+// hidden path or something beneath one. It fails closed: a path that cannot
+// be resolved (too long, a symlink loop) counts as hidden.
+func (p *policy) hiddenName(path string) bool {
+	if len(p.hidden) == 0 {
+		return false
+	}
+	if p.nameHidden(filepath.Clean(path)) {
+		return true
+	}
+	real, err := realPath(path)
+	switch {
+	case err == nil:
+		return p.nameHidden(real)
+	case errors.Is(err, fs.ErrNotExist):
+		return false
+	}
+	return true
+}
+
+func (p *policy) nameHidden(real string) bool {
+	for _, h := range p.hidden {
+		if under(real, h.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *policy) idHidden(st *unix.Stat_t) bool {
+	for _, h := range p.hidden {
+		if (h.Dev != 0 || h.Ino != 0) && h.Same(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHiddenRoot reports whether fi is a hidden path itself.
+func (p *policy) isHiddenRoot(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	u := unix.Stat_t{Dev: st.Dev, Ino: st.Ino}
+	return p.idHidden(&u)
+}
+
+// fdHidden reports whether the file fd refers to is hidden or lies beneath
+// a hidden directory, wherever a command may have moved it: it checks the
+// identity of the file and of each directory above it, found from the
+// descriptor (".."), not from a path. It fails closed.
+func (p *policy) fdHidden(fd int) bool {
+	if len(p.hidden) == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return true
+	}
+	if p.idHidden(&st) {
+		return true
+	}
+	kind := st.Mode & unix.S_IFMT
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(real) || strings.HasSuffix(real, " (deleted)") {
+		// A pipe or socket has no path; a file whose path cannot be
+		// told is refused.
+		return kind == unix.S_IFREG || kind == unix.S_IFDIR || kind == unix.S_IFLNK
+	}
+	if p.nameHidden(real) {
+		return true
+	}
+	dir, err := parentDir(fd, &st, real)
+	if err != nil {
+		return true
+	}
+	return p.walkUpHidden(dir)
+}
+
+// parentDir opens the directory fd's file is in (fd itself for a
+// directory), checking that the file is really in it.
+func parentDir(fd int, st *unix.Stat_t, real string) (int, error) {
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	dir, err := unix.Open(filepath.Dir(real), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	var in unix.Stat_t
+	if err := unix.Fstatat(dir, filepath.Base(real), &in, unix.AT_SYMLINK_NOFOLLOW); err != nil || in.Dev != st.Dev || in.Ino != st.Ino {
+		unix.Close(dir)
+		return -1, unix.ESTALE // moved meanwhile
+	}
+	return dir, nil
+}
+
+// walkUpHidden checks dir and every directory above it, up to the root,
+// and closes dir.
+func (p *policy) walkUpHidden(dir int) bool {
+	defer func() { unix.Close(dir) }()
+	for i := 0; i < 4096; i++ {
+		var st, ust unix.Stat_t
+		if unix.Fstat(dir, &st) != nil || p.idHidden(&st) {
+			return true
+		}
+		up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return true
+		}
+		unix.Close(dir)
+		dir = up
+		if unix.Fstat(up, &ust) != nil {
+			return true
+		}
+		if ust.Dev == st.Dev && ust.Ino == st.Ino {
+			return false // the root is its own parent
+		}
+	}
+	return true
+}

@@ -1,0 +1,98 @@
+package shell
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// devices are paths a write to which changes no file: the shell's terminal
+// and the harmless devices.
+var devices = map[string]bool{
+	"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true, "/dev/tty": true,
+}
+
+// stdioNames name the shell's own standard streams.
+var stdioNames = map[string]int{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+// stdioFD returns the descriptor a path names when it is one of the shell's
+// streams (/dev/stdout, /dev/fd/1, /proc/self/fd/1, ...), or -1 for one of
+// the devices.
+func stdioFD(path string) (int, bool) {
+	c := filepath.Clean(path)
+	if devices[c] {
+		return -1, true
+	}
+	if fd, ok := stdioNames[c]; ok {
+		return fd, true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(c, dir); ok && (n == "0" || n == "1" || n == "2") {
+			return int(n[0] - '0'), true
+		}
+	}
+	return 0, false
+}
+
+// realPath resolves path as the kernel would for an open, one component at
+// a time: symlinks are followed (a dangling last one too, since O_CREAT
+// creates its target), and ".." applies after them. The last component
+// need not exist; a missing directory before it is ENOENT.
+func realPath(path string) (string, error) {
+	todo := strings.Split(path, "/")
+	cur := "/"
+	for links := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && onlyDots(todo):
+			return filepath.Join(next, strings.Join(todo, "/")), nil
+		case err != nil:
+			return "", unwrapErrno(err)
+		case fi.Mode()&fs.ModeSymlink == 0:
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", syscall.ELOOP
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", unwrapErrno(err)
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return cur, nil
+}
+
+func onlyDots(rest []string) bool {
+	for _, c := range rest {
+		if c != "" && c != "." {
+			return false
+		}
+	}
+	return true
+}
+
+func unwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
+}

@@ -1,0 +1,132 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/jail"
+)
+
+// openWrite opens path for writing only beneath a writable path. The
+// kernel resolves it with RESOLVE_BENEATH from that directory, so no
+// symlink or ".." can lead the write outside, whatever changes meanwhile;
+// the directory it lands in is checked for hidden paths before anything
+// is created or truncated there.
+func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
+	for try := 0; try < 8; try++ {
+		real, err := realPath(path)
+		if err != nil {
+			return nil, err
+		}
+		root, ok := p.rootOf(real)
+		if !ok {
+			return nil, refusedWrite(real, flag)
+		}
+		f, err := p.openBeneath(root, real, flag, perm)
+		if err != unix.EXDEV {
+			return f, err
+		}
+		// EXDEV: the path changed after it was resolved; resolve again.
+	}
+	return nil, syscall.EROFS
+}
+
+// refusedWrite is the errno of a write outside the writable paths, in the
+// kernel's order for a read-only mount: creating or truncating asks for
+// write access to the mount first (EROFS); otherwise the file's own
+// permission comes first (EACCES), then the mount (EROFS).
+func refusedWrite(real string, flag int) error {
+	if _, err := os.Lstat(real); err != nil || flag&os.O_TRUNC != 0 {
+		return syscall.EROFS
+	}
+	if unix.Access(real, unix.W_OK) == unix.EACCES {
+		return syscall.EACCES
+	}
+	return syscall.EROFS
+}
+
+func (p *policy) openBeneath(root jail.PathID, real string, flag int, perm os.FileMode) (*os.File, error) {
+	rfd, err := root.Open()
+	if err != nil {
+		return nil, unwrapErrno(err)
+	}
+	defer unix.Close(rfd)
+	rel := strings.TrimPrefix(strings.TrimPrefix(real, root.Path), "/")
+	dirRel, base := filepath.Split(rel)
+	if base == "" {
+		base = "."
+	}
+	if dirRel == "" {
+		dirRel = "."
+	}
+	dfd, err := openat2(rfd, dirRel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	if len(p.hidden) > 0 {
+		up, err := unix.Openat(dfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil || p.walkUpHidden(up) {
+			return nil, syscall.EACCES
+		}
+	}
+	fd, err := openat2(dfd, base, flag&^os.O_TRUNC, perm)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), real)
+	if p.fdHidden(fd) {
+		f.Close()
+		return nil, syscall.EACCES
+	}
+	if flag&os.O_TRUNC != 0 && !isDirOrSpecial(fd) {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func isDirOrSpecial(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG
+}
+
+// openat2 opens rel beneath dirfd: no symlink or ".." may leave it.
+func openat2(dirfd int, rel string, flag int, perm os.FileMode) (int, error) {
+	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if flag&os.O_CREATE != 0 {
+		how.Mode = uint64(perm.Perm())
+	}
+	for {
+		fd, err := unix.Openat2(dirfd, rel, how)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// rootOf returns the writable path that real lies beneath.
+func (p *policy) rootOf(real string) (jail.PathID, bool) {
+	var best jail.PathID
+	for _, w := range p.writable {
+		if under(real, w.Path) && len(w.Path) > len(best.Path) {
+			best = w
+		}
+	}
+	return best, best.Path != ""
+}
+
+func (p *policy) inWritable(real string) bool {
+	_, ok := p.rootOf(real)
+	return ok
+}
+
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
