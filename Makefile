@@ -24,5 +24,11 @@ vet: deps
 test: deps vet
 	$(GO) test -count=1 -v ./...
 
+# make bench runs the benchmarks of bench/ (per exec, per script, memory,
+# 10,000 execs) and prints medians and ratios; it installs bubblewrap as
+# root. BENCH_COUNT=N sets -count (6), BENCH_SCALE=0 skips the long run.
+bench: deps
+	@GO="$(GO)" sh bench/run.sh
+
 clean:
 	rm -rf bin

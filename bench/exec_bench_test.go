@@ -1,0 +1,226 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/shell"
+)
+
+// trueFile is the script of one exec: /bin/true, by its full path so that
+// no variant pays a PATH search the others do not.
+var trueFile = mustParse("/bin/true")
+
+func mustParse(src string) *syntax.File {
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "bench")
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// An execPath is one way to run /bin/true. setup prepares it (and skips
+// or fails the benchmark when this host cannot have it) and returns the
+// function that runs one command.
+type execPath struct {
+	name  string
+	setup func(b *testing.B) func() error
+}
+
+// execPaths are the paths BenchmarkExec measures:
+//
+//	bare              os/exec, nothing else
+//	default-handler   mvdan.cc/sh's interp.Runner with DefaultExecHandler
+//	opted-out         wsh's Runner with WSH_NO_SANDBOX=1
+//	jail              wsh's Runner, the jail in full mode
+//	jail-hostnet      the jail with WSH_NETWORK=host
+//	degraded          wsh's Runner after the host refused the jail once
+//	                  (only under `hostile 1 --`; skipped elsewhere)
+//	attempt-per-exec  a new Runner per command, so each pays the refused
+//	                  attempt: what degraded would cost without the sticky
+//	                  state (only under `hostile 1 --`)
+//	bwrap             bubblewrap with the same confinement
+var execPaths = []execPath{
+	{"bare", func(*testing.B) func() error {
+		return func() error {
+			cmd := exec.Command("/bin/true")
+			cmd.Env, cmd.Dir = env, workDir
+			cmd.Stdout, cmd.Stderr = devNull, devNull
+			return cmd.Run()
+		}
+	}},
+	{"default-handler", func(b *testing.B) func() error {
+		r, err := interp.New(interp.StdIO(nil, devNull, devNull), interp.Dir(workDir), interp.Env(expand.ListEnviron(env...)),
+			interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+				return interp.DefaultExecHandler(shell.DefaultKillTimeout)
+			}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return runner(r)
+	}},
+	{"opted-out", func(b *testing.B) func() error {
+		r, _ := wshRunner(b, config.Config{NoSandbox: true})
+		return runner(r)
+	}},
+	{"jail", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
+		mustJail(b, r, j)
+		return runner(r)
+	}},
+	{"jail-hostnet", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkHost})
+		mustJail(b, r, j)
+		return runner(r)
+	}},
+	{"degraded", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
+		mustDegrade(b, r, j)
+		b.Cleanup(func() {
+			if _, ok := j.Degraded(); !ok {
+				b.Error("the Runner is no longer degraded")
+			}
+		})
+		return runner(r)
+	}},
+	{"attempt-per-exec", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
+		mustDegrade(b, r, j)
+		return func() error {
+			r, _ := wshRunner(b, config.Config{Network: config.NetworkNone})
+			return r.Run(context.Background(), trueFile)
+		}
+	}},
+	{"bwrap", func(b *testing.B) func() error {
+		bw := bwrapPath(b)
+		args := bwrapArgs("/bin/true")
+		return func() error {
+			cmd := exec.Command(bw, args...)
+			cmd.Env, cmd.Dir = env, workDir
+			cmd.Stdout, cmd.Stderr = devNull, devNull
+			return cmd.Run()
+		}
+	}},
+}
+
+func findPath(name string) execPath {
+	for _, p := range execPaths {
+		if p.name == name {
+			return p
+		}
+	}
+	panic("no exec path " + name)
+}
+
+// BenchmarkExec is the cost of one external command (/bin/true) on each
+// path (see execPaths). The sub-benchmarks are named path=NAME so that
+// benchstat can put them side by side (benchstat -col /path).
+func BenchmarkExec(b *testing.B) {
+	for _, p := range execPaths {
+		b.Run("path="+p.name, func(b *testing.B) {
+			run := p.setup(b)
+			for b.Loop() {
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// pairs are the comparisons that have a target, measured paired: each
+// iteration runs one command on each path, in alternating order, so that
+// the load of this shared, noisy machine weighs on both alike.
+var pairs = [][2]string{
+	{"opted-out", "default-handler"},
+	{"jail", "bwrap"},
+	{"jail", "bare"},
+	{"bwrap", "bare"},
+	{"degraded", "opted-out"},
+}
+
+// BenchmarkPair reports, for each pair A-vs-B, the time of one command on
+// A and on B (A-ns/op, B-ns/op) and their ratio (A/B). ns/op is the time
+// of both.
+func BenchmarkPair(b *testing.B) {
+	for _, pr := range pairs {
+		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
+			runA, runB := findPath(pr[0]).setup(b), findPath(pr[1]).setup(b)
+			var ta, tb time.Duration
+			timed := func(run func() error, d *time.Duration) {
+				t := time.Now()
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+				*d += time.Since(t)
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					timed(runA, &ta)
+					timed(runB, &tb)
+				} else {
+					timed(runB, &tb)
+					timed(runA, &ta)
+				}
+			}
+			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
+			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
+			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+		})
+	}
+}
+
+func runner(r *interp.Runner) func() error {
+	ctx := context.Background()
+	return func() error { return r.Run(ctx, trueFile) }
+}
+
+// wshRunner is an interp.Runner with what wsh's shell.Runner gives it:
+// the Jailer's exec middleware and in-process policy. The one warning of a
+// refused jail is discarded.
+func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *shell.Jailer) {
+	tb.Helper()
+	j, err := shell.NewJailer(cfg, workDir, env, io.Discard)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r, err := interp.New(append([]interp.RunnerOption{
+		interp.StdIO(nil, devNull, devNull), interp.Dir(workDir), interp.Env(expand.ListEnviron(env...)),
+	}, j.RunnerOptions()...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r, j
+}
+
+// mustJail runs one command and fails unless it ran in the jail.
+func mustJail(b *testing.B, r *interp.Runner, j *shell.Jailer) {
+	b.Helper()
+	if err := r.Run(context.Background(), trueFile); err != nil {
+		b.Fatal(err)
+	}
+	if v, ok := j.Degraded(); ok {
+		b.Fatalf("the host refused the jail: %s", v.Message())
+	}
+}
+
+// mustDegrade runs one command, which the host must refuse to jail; it
+// skips where the host allows the jail.
+func mustDegrade(b *testing.B, r *interp.Runner, j *shell.Jailer) {
+	b.Helper()
+	if err := r.Run(context.Background(), trueFile); err != nil {
+		b.Fatal(err)
+	}
+	if _, ok := j.Degraded(); !ok {
+		b.Skip("this host allows the jail; the degraded path runs under the hostile harness: hostile 1 -- bench.test (see bench/run.sh)")
+	}
+}
