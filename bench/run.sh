@@ -33,8 +33,9 @@ if ! command -v bwrap >/dev/null 2>&1; then
 	fi
 fi
 
-$GO test -c -o "$OUT/bench.test" ./bench
-$GO build -o "$OUT/wsh" ./cmd/wsh
+# Static, as make build makes wsh: the jail init is the running binary.
+$GO test -c -tags 'netgo osusergo' -ldflags '-linkmode external -extldflags "-static"' -o "$OUT/bench.test" ./bench
+$GO build -tags 'netgo osusergo' -ldflags '-linkmode external -extldflags "-static"' -o "$OUT/wsh" ./cmd/wsh
 $GO build -o "$OUT/hostile" ./e2e/hostile
 BT=$OUT/bench.test
 BENCH_WSH_BIN=$(cd "$OUT" && pwd)/wsh

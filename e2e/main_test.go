@@ -36,7 +36,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	wshBin = filepath.Join(dir, "wsh")
-	build := exec.Command("go", "build", "-o", wshBin, "../cmd/wsh")
+	// Static, as make build makes it: the tests run the artifact as shipped.
+	build := exec.Command("go", "build", "-tags", "netgo osusergo",
+		"-ldflags", `-linkmode external -extldflags "-static"`, "-o", wshBin, "../cmd/wsh")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building wsh:", err)

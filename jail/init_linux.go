@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
@@ -48,6 +49,14 @@ func SetupSteps() []Step {
 }
 
 func initMain() int {
+	// Before the thread is locked: os/signal starts a goroutine, which on
+	// a locked main thread costs a thread of its own (about 0.5 ms). A
+	// signal that comes during the setup waits here for the target.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	// The target may signal its own PID 1; what is not forwarded must not
+	// crash it (Go dumps its stacks on SIGABRT) or stop the reaping.
+	signal.Ignore(ignored...)
 	// Capabilities and no_new_privs are per thread (capabilities(7): "each
 	// thread has ... capability sets"), and the target is forked from the
 	// thread that dropped them, so this goroutine stays on its thread.
@@ -70,7 +79,7 @@ func initMain() int {
 		writeReport(step, err)
 		return ReservedStatus
 	}
-	return reap(spec)
+	return reap(spec, sigs)
 }
 
 // A setupStep is one named stage of the jail setup.

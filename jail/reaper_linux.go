@@ -2,7 +2,6 @@ package jail
 
 import (
 	"os"
-	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,12 +16,7 @@ var ignored = []os.Signal{unix.SIGABRT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.
 // Whatever the target left behind is killed.
-func reap(spec *Spec) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	// The target may signal its own PID 1; what is not forwarded must not
-	// crash it (Go dumps its stacks on SIGABRT) or stop the reaping.
-	signal.Ignore(ignored...)
+func reap(spec *Spec, sigs <-chan os.Signal) int {
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},

@@ -120,12 +120,19 @@ func BuildFilter(skip ...string) (*seccomp.ScmpFilter, error) {
 // UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.
 const UnixGroup = "unix"
 
-func loadSeccomp(st *setupState) error {
-	var skip []string
-	if st.spec.AllowUnix {
-		skip = append(skip, UnixGroup)
+// SkipGroups are the groups a spec leaves out of the policy.
+func (s *Spec) SkipGroups() []string {
+	if s.AllowUnix {
+		return []string{UnixGroup}
 	}
-	f, err := BuildFilter(skip...)
+	return nil
+}
+
+func loadSeccomp(st *setupState) error {
+	if len(st.spec.Filter) > 0 {
+		return loadProgram(st.spec.Filter) // compiled by the parent
+	}
+	f, err := BuildFilter(st.spec.SkipGroups()...)
 	if err != nil {
 		return errnoOf(err, unix.EINVAL)
 	}

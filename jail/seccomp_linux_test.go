@@ -47,3 +47,25 @@ func names() []string {
 	}
 	return n
 }
+
+// TestCompileFilter: the program the parent compiles is whole BPF, and
+// leaving out a group changes it.
+func TestCompileFilter(t *testing.T) {
+	full, err := CompileFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkProgram(full); err != nil {
+		t.Fatal(err)
+	}
+	without, err := CompileFilter(UnixGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(without) >= len(full) {
+		t.Errorf("without the unix group: %d bytes, the whole policy %d", len(without), len(full))
+	}
+	if err := checkProgram(full[:len(full)-1]); err == nil {
+		t.Error("a program cut short passed the check")
+	}
+}

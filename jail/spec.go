@@ -20,6 +20,9 @@ type Spec struct {
 	Hidden []PathID `json:"h,omitempty"`
 	// ReadOnly paths, beneath the writable ones, are bound read-only.
 	ReadOnly []PathID `json:"r,omitempty"`
+	// Filter is the seccomp policy's BPF program, compiled by the parent
+	// for this spec (CompileFilter); when empty the init builds it.
+	Filter []byte `json:"f,omitempty"`
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
 	AllowUnix bool `json:"u,omitempty"`

@@ -33,6 +33,7 @@ type Jailer struct {
 	writable []string
 	policy   policy
 	fifoDir  string        // the interpreter's own temporary directory
+	filter   []byte        // the seccomp program, compiled once
 	readOnly []jail.PathID // bound read-only in the jail
 	warn     io.Writer
 	state    degrade.State
@@ -58,6 +59,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			return nil, err
 		}
 		j.fifoDir, j.readOnly = id.Path, []jail.PathID{id}
+		spec := jail.Spec{AllowUnix: j.allowUnix()}
+		if j.filter, err = jail.CompileFilter(spec.SkipGroups()...); err != nil {
+			j.Close()
+			return nil, err
+		}
 	}
 	return j, nil
 }
@@ -165,7 +171,7 @@ type command struct {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ReadOnly: j.readOnly, AllowUnix: j.cfg.UnixSockets == config.UnixAllow, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ReadOnly: j.readOnly, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
 		Env:         env,
 		Stdin:       stdin,
 		Stdout:      stdout,
@@ -194,6 +200,8 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 	}
 	return v, &rb, nil
 }
+
+func (j *Jailer) allowUnix() bool { return j.cfg.UnixSockets == config.UnixAllow }
 
 // HostNetwork reports whether jailed commands share the host's network.
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
