@@ -193,9 +193,8 @@ func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *shell.Jailer)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := interp.New(append([]interp.RunnerOption{
-		interp.StdIO(nil, devNull, devNull), interp.Dir(workDir), interp.Env(expand.ListEnviron(env...)),
-	}, j.RunnerOptions()...)...)
+	tb.Cleanup(func() { j.Close() })
+	r, err := j.NewInterp(env, nil, interp.StdIO(nil, devNull, devNull), interp.Dir(workDir))
 	if err != nil {
 		tb.Fatal(err)
 	}

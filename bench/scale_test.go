@@ -27,6 +27,7 @@ func jailedRunner(tb testing.TB, dir string, out, errw *bytes.Buffer) *shell.Run
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { r.Close() })
 	return r
 }
 

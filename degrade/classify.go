@@ -23,6 +23,8 @@ type Outcome struct {
 	// ExecStep is the name of the step whose report means the target could
 	// not be executed, rather than that the jail was refused.
 	ExecStep string
+	// Note explains the report, when the jail has something to say.
+	Note string
 	// PathStep says the reported step resolves a user's path (a writable
 	// or hidden path, the working directory): EACCES there is the file's
 	// permission, not the host refusing the jail.
@@ -93,7 +95,7 @@ func Classify(o Outcome) Verdict {
 	if o.Report == nil {
 		return Verdict{Kind: Ran, Status: o.Status}
 	}
-	v := Verdict{Mode: 2, Step: o.Report.Step, Errno: o.Report.Errno, Kind: Failed}
+	v := Verdict{Mode: 2, Step: o.Report.Step, Errno: o.Report.Errno, Kind: Failed, Note: o.Note}
 	switch {
 	case o.Report.Step == o.ExecStep:
 		v.Kind, v.Mode = NotExecutable, 0

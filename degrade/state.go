@@ -14,6 +14,14 @@ type State struct {
 	worked  bool // a jail was made in this Runner
 }
 
+// JailWorked records that a jail was made in this Runner (its target
+// started), before the command's verdict is known.
+func (s *State) JailWorked() {
+	s.mu.Lock()
+	s.worked = true
+	s.mu.Unlock()
+}
+
 // Settle decides what a verdict means in this Runner and remembers it. A
 // denial after a jail was made in this Runner is not the host refusing
 // the jail: the host allowed it, and what changed since is a command's

@@ -21,6 +21,12 @@ func TestCommandCannotForceDegrading(t *testing.T) {
 		{"working directory made inaccessible", "chmod 000 .; /bin/true; cd /tmp; grep Seccomp: /proc/self/status", nil, false},
 		{"nested writable path made inaccessible", "chmod 000 a; grep Seccomp: /proc/self/status", []string{"WSH_WRITABLE=%W/a/b"}, false},
 		{"wsh binary made unexecutable", "chmod 000 ./wsh; grep Seccomp: /proc/self/status", nil, true},
+		// The first command's directory refused in the child: not a
+		// refused clone.
+		{"working directory under /proc/PID/root", "cd /proc/$$/root/var/tmp; /bin/true; grep Seccomp: /proc/self/status", nil, false},
+		// The binary changed while the first jailed command still runs.
+		{"wsh binary changed by a running command", `sh -c 'chmod 000 ./wsh; sleep 1' &
+while [ -x ./wsh ]; do :; done; grep Seccomp: /proc/self/status; wait`, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

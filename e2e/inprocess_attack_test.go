@@ -84,6 +84,10 @@ os.symlink("s1/s2/h/secret/file", w + "/k")
 os.symlink("s1/s2/h/secret", w + "/k2")
 print("moved")
 '; read -r x < k; echo "$x"; echo k2/*`},
+		// ".." after a symlink, in what cleans to a device's name.
+		{"dot-dot after a symlink in a device name", `mkdir -p x/a/b/dev x/a/b/c/d; ln -s OUT/f x/a/b/dev/stdout
+ln -s SECRET/file x/a/b/dev/null; l=/tmp/wsh-e2e-l-$$; ln -s $PWD/x/a/b/c/d $l
+echo PWNED > $l/../../dev/stdout; read -r s < $l/../../dev/null; echo "$s"; rm -f $l`},
 		// Writing through the shell's own stdin, a file outside.
 		{"stdin reopened for writing", `echo PWNED >> /dev/stdin; echo PWNED >> /proc/self/fd/0`},
 		// A symlink swapped between a public and the hidden directory.

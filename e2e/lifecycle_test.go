@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -162,14 +164,24 @@ func TestJailForwardsSignals(t *testing.T) {
 	}
 }
 
-// jailInit returns the host pid of the jail init whose spec has token.
+// jailInit returns the host pid of the jail init whose target has token:
+// the target's parent (the init's own argv is only wsh-jail-init).
 func jailInit(t *testing.T, token string) int {
 	t.Helper()
 	for _, p := range hostProcs(token) {
-		if p.args[0] == "wsh-jail-init" {
-			return p.pid
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				ppid, _ := strconv.Atoi(strings.TrimSpace(v))
+				if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid)); strings.HasPrefix(string(c), "wsh-jail-init\x00") {
+					return ppid
+				}
+			}
 		}
 	}
-	t.Fatalf("no jail init with %s in the host's /proc", token)
+	t.Fatalf("no jail init above a target with %s in the host's /proc", token)
 	return 0
 }

@@ -37,3 +37,48 @@ func TestReadOnlyStdinCannotBeReopenedForWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestStdinDirectoryShowsTheJailsView: a directory given as stdin is the
+// jail's view of it, not the host's: /proc/self/fd/0/... can neither write
+// outside nor read a hidden path. A stream the jail cannot show (a /proc
+// file) fails the jail loudly; /dev/null and pipes work as ever.
+func TestStdinDirectoryShowsTheJailsView(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			a := newAttackTree(t, u)
+			r := runWshStdin(t, u, a.work, a.env, "/",
+				`sh -c 'cat /proc/self/fd/0`+a.secret+`/file; echo PWNED > /proc/self/fd/0`+a.outside+`/f'`)
+			a.check(t, r)
+			if !strings.Contains(r.stderr, "Read-only file system") || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("want EROFS and EACCES through the directory, stderr:\n%s", r.stderr)
+			}
+			r = runWshStdin(t, u, a.work, a.env, "/proc/sys/kernel/ostype", "cat")
+			if r.status != 126 || !strings.Contains(r.stderr, "jail cannot show") {
+				t.Errorf("a /proc file as stdin: status %d, stderr %q; want 126 and the reason", r.status, r.stderr)
+			}
+			r = runWshStdin(t, u, a.work, a.env, "/dev/null", "cat; echo ok; ls /nonexistent 2>/dev/null; echo $?")
+			if r.status != 0 || r.stdout != "ok\n2\n" || r.stderr != "" {
+				t.Errorf("/dev/null: status %d, stdout %q, stderr %q", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// runWshStdin is runWsh with stdin opened read-only from path.
+func runWshStdin(t *testing.T, u user, dir string, env []string, path, script string) result {
+	t.Helper()
+	in, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := wshCmd(t.Context(), u, dir, env, "-c", script)
+	cmd.Stdin = in
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatal("wsh did not run")
+	}
+	return result{stdout: out.String(), stderr: errb.String(), status: cmd.ProcessState.ExitCode()}
+}

@@ -27,6 +27,19 @@ func Init() {
 	}
 }
 
+// readSpec reads the spec from SpecFD and closes it.
+func readSpec() (*Spec, error) {
+	if len(os.Args) != 1 {
+		return nil, errors.New("jail init: bad argv")
+	}
+	f := os.NewFile(SpecFD, "spec")
+	if f == nil {
+		return nil, errors.New("jail init: no spec")
+	}
+	defer f.Close()
+	return ReadSpec(f)
+}
+
 // inInitialUserNamespace reports whether this process is in the initial
 // user namespace, whose uid map is the whole range (user_namespaces(7)).
 // wsh's jail maps exactly one uid.
@@ -61,7 +74,7 @@ func initMain() int {
 	// thread has ... capability sets"), and the target is forked from the
 	// thread that dropped them, so this goroutine stays on its thread.
 	runtime.LockOSThread()
-	spec, err := ParseArgv(os.Args)
+	spec, err := readSpec()
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
 	}

@@ -19,12 +19,16 @@ func mountPrivate(*setupState) error {
 // detach clones the writable paths and the device nodes before the root
 // becomes read-only, so the clones keep the host's read-write flag.
 func detach(st *setupState) error {
+	nodev := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	for _, id := range st.spec.Writable {
 		fd, err := cloneTree(id, unix.AT_RECURSIVE)
 		if err != nil {
 			return err
 		}
 		st.writable = append(st.writable, fd)
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, nodev); err != nil {
+			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
+		}
 	}
 	for _, n := range devNodes {
 		fd, err := openTree("/dev/"+n, 0)
@@ -60,7 +64,9 @@ func cloneTree(id PathID, flags uint) (int, error) {
 }
 
 func rootReadonly(*setupState) error {
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	// nodev too: a device node already on the host's disks would otherwise
+	// open (a char device is not refused by a read-only mount).
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, attr); err != nil {
 		return &os.PathError{Op: "mount_setattr", Path: "/", Err: err}
 	}

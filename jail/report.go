@@ -64,6 +64,15 @@ func (s Step) ResolvesPath() bool {
 	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir
 }
 
+// Note says, for a failure of the step with errno, what it means when
+// the errno alone does not say it.
+func (s Step) Note(errno syscall.Errno) string {
+	if s == StepStdio && errno == ErrStream {
+		return "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"
+	}
+	return ""
+}
+
 func (s Step) String() string {
 	if s < stepCount {
 		return stepNames[s]

@@ -42,12 +42,18 @@ var Policy = []RuleGroup{
 		}
 		return nil
 	}},
-	{UnixGroup, []string{"socket(AF_UNIX) (socketpair stays)"}, func(f *seccomp.ScmpFilter) error {
+	{UnixGroup, []string{"socket(AF_UNIX)", "socketpair(AF_UNIX, SOCK_DGRAM)"}, func(f *seccomp.ScmpFilter) error {
 		// A read-only mount does not stop connect(2) on a socket file,
 		// and a network namespace does not cover unix sockets by path: a
 		// host daemon's socket in /tmp (tmux, an X server, ssh-agent) would
-		// be a way out. socketpair(2) makes no such connection.
-		return denyMasked(f, "socket", eperm, 0, 0xffffffff, unix.AF_UNIX)
+		// be a way out. A stream or seqpacket socketpair stays connected to
+		// its peer; a datagram one can be disconnected (connect AF_UNSPEC)
+		// and then send to any socket path with sendto(2).
+		if err := denyMasked(f, "socket", eperm, 0, 0xffffffff, unix.AF_UNIX); err != nil {
+			return err
+		}
+		return denyConds(f, "socketpair", eperm,
+			cond(0, 0xffffffff, unix.AF_UNIX), cond(1, 0xf, unix.SOCK_DGRAM))
 	}},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *seccomp.ScmpFilter) error {
@@ -172,13 +178,30 @@ func denyAll(act seccomp.ScmpAction, names ...string) func(*seccomp.ScmpFilter) 
 }
 
 func denyMasked(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, arg uint, mask, value uint64) error {
+	return denyConds(f, name, act, cond(arg, mask, value))
+}
+
+// A maskedEq is one condition: (argument & mask) == value.
+type maskedEq struct {
+	arg         uint
+	mask, value uint64
+}
+
+func cond(arg uint, mask, value uint64) maskedEq { return maskedEq{arg, mask, value} }
+
+// denyConds refuses name when every condition holds.
+func denyConds(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, conds ...maskedEq) error {
 	call, err := seccomp.GetSyscallFromName(name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	cond, err := seccomp.MakeCondition(arg, seccomp.CompareMaskedEqual, mask, value)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	var cs []seccomp.ScmpCondition
+	for _, c := range conds {
+		sc, err := seccomp.MakeCondition(c.arg, seccomp.CompareMaskedEqual, c.mask, c.value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cs = append(cs, sc)
 	}
-	return f.AddRuleConditional(call, act, []seccomp.ScmpCondition{cond})
+	return f.AddRuleConditional(call, act, cs)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // InitArg0 is the argv[0] with which wsh re-executes itself as the jail init.
@@ -35,22 +36,18 @@ type Spec struct {
 	Args []string `json:"a"`
 }
 
-// Argv returns the argv of the jail init for s.
-func (s *Spec) Argv() ([]string, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return []string{InitArg0, string(b)}, nil
-}
+// SpecFD is the descriptor on which the jail init reads its spec. The
+// spec is not in argv: one argv string is limited to 128 KiB (the target's
+// own argv would be), and /proc/1/cmdline would show it in the jail.
+const SpecFD = 4
 
-// ParseArgv is the inverse of Argv.
-func ParseArgv(argv []string) (*Spec, error) {
-	if len(argv) != 2 || argv[0] != InitArg0 {
-		return nil, errors.New("jail init: bad argv")
-	}
+// Encode returns the spec's wire form.
+func (s *Spec) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// ReadSpec reads and checks a spec.
+func ReadSpec(r io.Reader) (*Spec, error) {
 	var s Spec
-	if err := json.Unmarshal([]byte(argv[1]), &s); err != nil {
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
 		return nil, fmt.Errorf("jail init: spec: %w", err)
 	}
 	if s.Path == "" || len(s.Args) == 0 || s.Dir == "" {

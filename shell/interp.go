@@ -2,8 +2,15 @@ package shell
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -56,6 +63,7 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 }
 
 // Close removes what the Jailer made on the host (its FIFO directory).
+// The per-uid directory above it stays, for the other sessions.
 func (j *Jailer) Close() error {
 	if j.fifoDir == "" {
 		return nil
@@ -63,16 +71,35 @@ func (j *Jailer) Close() error {
 	return os.RemoveAll(j.fifoDir)
 }
 
-func makeFifoDir() (jail.PathID, error) {
-	dir, err := os.MkdirTemp("", "wsh-")
-	if err != nil {
-		return jail.PathID{}, err
+// makeFifoDir makes the interpreter's temporary directory inside one
+// directory per uid, $TMPDIR/wsh-UID, which every jail of this uid binds
+// read-only: a command jailed in another session cannot put a symlink in
+// this session's directory either. It returns the per-uid directory and the
+// new one.
+func makeFifoDir() (jail.PathID, string, error) {
+	base := filepath.Join(os.TempDir(), "wsh-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return jail.PathID{}, "", err
 	}
-	id, err := jail.NewPathID(dir)
-	if err != nil {
-		os.Remove(dir)
+	// It must be wsh's own: this uid's directory, not a symlink, closed
+	// to others.
+	var st unix.Stat_t
+	if err := unix.Lstat(base, &st); err != nil {
+		return jail.PathID{}, "", &os.PathError{Op: "lstat", Path: base, Err: err}
 	}
-	return id, err
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
+		return jail.PathID{}, "", fmt.Errorf("%s is not a directory of uid %d closed to others; remove it", base, os.Getuid())
+	}
+	real, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return jail.PathID{}, "", err
+	}
+	id, err := jail.NewPathID(real)
+	if err != nil {
+		return jail.PathID{}, "", err
+	}
+	dir, err := os.MkdirTemp(real, "r-")
+	return id, dir, err
 }
 
 func lookupEnvOK(environ []string, key string) (string, bool) {

@@ -54,11 +54,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	if !cfg.NoSandbox {
-		id, err := makeFifoDir()
+		base, dir, err := makeFifoDir()
 		if err != nil {
 			return nil, err
 		}
-		j.fifoDir, j.readOnly = id.Path, []jail.PathID{id}
+		j.fifoDir, j.readOnly = dir, []jail.PathID{base}
 		spec := jail.Spec{AllowUnix: j.allowUnix()}
 		if j.filter, err = jail.CompileFilter(spec.SkipGroups()...); err != nil {
 			j.Close()
@@ -177,6 +177,10 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		Stdout:      stdout,
 		Stderr:      stderr,
 		KillTimeout: j.KillTimeout,
+		// A command that starts jailed may change something (a path's
+		// mode, the wsh binary's) before it ends: from its start on, a
+		// refusal is its doing, not the host's.
+		Started: j.state.JailWorked,
 	}
 }
 

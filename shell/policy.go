@@ -74,8 +74,10 @@ func (p *policy) open(ctx context.Context, name string, flag int, perm os.FileMo
 		path = interp.HandlerCtx(ctx).Dir + "/" + path
 	}
 	if fd, ok := stdioFD(path); ok {
-		if flag&writeFlags == 0 || !isFileFD(fd) {
-			return os.OpenFile(path, flag, perm) // a tty, pipe or device
+		// path is one of the canonical names (stdioFD), so the name opened
+		// is the name decided on.
+		if fd < 0 || flag&writeFlags == 0 || !isFileFD(fd) {
+			return os.OpenFile(path, flag, perm) // a device, tty or pipe
 		}
 		// A file given as the shell's own stream is written by the
 		// rules of its path, or `echo x >> /dev/stdin` rewrites it.

@@ -21,8 +21,15 @@ var stdioNames = map[string]int{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr"
 // stdioFD returns the descriptor a path names when it is one of the shell's
 // streams (/dev/stdout, /dev/fd/1, /proc/self/fd/1, ...), or -1 for one of
 // the devices.
+//
+// Only the canonical spelling counts: "/tmp/l/../../dev/stdout" is cleaned
+// to "/dev/stdout" by the book, but the kernel resolves ".." after the
+// symlink l, somewhere else.
 func stdioFD(path string) (int, bool) {
 	c := filepath.Clean(path)
+	if c != path {
+		return 0, false
+	}
 	if devices[c] {
 		return -1, true
 	}

@@ -27,6 +27,9 @@ type Request struct {
 	// KillTimeout is how long a cancelled jail has after SIGTERM before it
 	// is killed.
 	KillTimeout time.Duration
+	// Started, if set, is called once the jail is made and the target
+	// started, while it may still run.
+	Started func()
 }
 
 // Run runs the request in a jail and returns what the parent saw.
@@ -40,41 +43,80 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	// The read end sees EOF only once every write end is closed: ours must
 	// go now, or a silent child would hang the read below.
 	cmd.ExtraFiles[0].Close()
+	cmd.ExtraFiles[1].Close()
 	if err != nil {
 		return degrade.Outcome{StartErr: err}
 	}
+	report := make(chan []byte, 1)
+	go func() { report <- readSentinel(rd, req.Started) }()
 	werr := cmd.Wait()
 	out := degrade.Outcome{Status: exitStatus(cmd, werr), ExecStep: jail.StepExec.String()}
-	if r, ok := readReport(rd); ok {
+	if r, ok := jail.DecodeReport(<-report); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
 		out.PathStep = r.Step.ResolvesPath()
+		out.Note = r.Step.Note(r.Errno)
 	}
 	return out
 }
 
+// readSentinel reads what the jail init wrote, up to EOF. EOF with nothing
+// written means the setup is over and the target started (or the init died
+// without a word): then started is called, while the target may still run.
+func readSentinel(rd *os.File, started func()) []byte {
+	var buf [jail.ReportSize + 1]byte
+	n, _ := io.ReadFull(rd, buf[:])
+	if n == 0 && started != nil {
+		started()
+	}
+	return buf[:n]
+}
+
 // command builds the *exec.Cmd of the jail init and the sentinel's read end.
 func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
-	argv, err := req.Spec.Argv()
+	spec, err := specFile(&req.Spec)
 	if err != nil {
 		return nil, nil, err
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
+		spec.Close()
 		return nil, nil, err
 	}
 	cmd := exec.CommandContext(ctx, SelfExe)
-	cmd.Args = argv
+	cmd.Args = []string{jail.InitArg0}
 	cmd.Env = req.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
-	cmd.Dir = req.Spec.Dir
+	// No cmd.Dir: a chdir refused in the child would look like a refused
+	// clone (mode 1); the init's own chdir step reports it as a path step.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdin, req.Stdout, req.Stderr
-	cmd.ExtraFiles = []*os.File{wr} // fd 3 in the child: jail.ReportFD
+	cmd.ExtraFiles = []*os.File{wr, spec} // fds 3 and 4: jail.ReportFD, jail.SpecFD
 	cmd.SysProcAttr = sysProcAttr(req.Spec.HostNetwork)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = req.KillTimeout
 	return cmd, rd, nil
+}
+
+// specFile puts the encoded spec in a memfd, read from the start.
+func specFile(s *jail.Spec) (*os.File, error) {
+	b, err := s.Encode()
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("wsh-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "wsh-spec")
+	if _, err := f.Write(b); err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func sysProcAttr(hostNetwork bool) *syscall.SysProcAttr {
@@ -103,14 +145,6 @@ func sysProcAttr(hostNetwork bool) *syscall.SysProcAttr {
 // initCaps are the capabilities, in the jail's own user namespace, that
 // the setup steps use: mounts, bringing up lo, dropping the bounding set.
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
-
-// readReport reads what the jail init wrote: exactly one report, or nothing
-// that counts.
-func readReport(rd *os.File) (jail.Report, bool) {
-	var buf [jail.ReportSize + 1]byte
-	n, _ := io.ReadFull(rd, buf[:])
-	return jail.DecodeReport(buf[:n])
-}
 
 func exitStatus(cmd *exec.Cmd, err error) int {
 	if cmd.ProcessState == nil {

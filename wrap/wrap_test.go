@@ -152,9 +152,13 @@ func TestReadReport(t *testing.T) {
 				t.Fatal(err)
 			}
 			wr.Close()
-			r, ok := readReport(rd)
+			started := false
+			r, ok := jail.DecodeReport(readSentinel(rd, func() { started = true }))
 			if ok != c.ok || (ok && r != jail.Report{Step: jail.StepMountPrivate, Errno: syscall.EPERM}) {
-				t.Errorf("readReport(%q) = %+v, %v; want ok %v", c.b, r, ok, c.ok)
+				t.Errorf("readSentinel(%q) = %+v, %v; want ok %v", c.b, r, ok, c.ok)
+			}
+			if started != (len(c.b) == 0) {
+				t.Errorf("readSentinel(%q): started called %v", c.b, started)
 			}
 		})
 	}
