@@ -3,14 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,30 +20,10 @@ import (
 // the control, in a throwaway `unshare -Urmn` namespace. The probe is never
 // run on the host outside one of those.
 
-var attackBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// attackBin returns the path of testdata/attack, built once into wsh's own
-// 0755 directory (removed by TestMain), so every uid can run it. It links
-// libseccomp: with -filter it loads wsh's own filter (jail.BuildFilter).
+// attackBin returns the path of testdata/attack. It links libseccomp: with
+// -filter it loads wsh's own filter (jail.BuildFilter).
 func attackBin(t *testing.T) string {
-	t.Helper()
-	attackBuild.once.Do(func() {
-		p := filepath.Join(filepath.Dir(wshBin), "attack")
-		out, err := exec.Command("go", "build", "-o", p, "./testdata/attack").CombinedOutput()
-		if err != nil {
-			attackBuild.err = fmt.Errorf("building the attack probe: %v\n%s", err, out)
-			return
-		}
-		attackBuild.path = p
-	})
-	if attackBuild.err != nil {
-		t.Fatal(attackBuild.err)
-	}
-	return attackBuild.path
+	return helperBin(t, "attack", "./testdata/attack")
 }
 
 // A hostSide is what the host offers to be reached from inside: a TCP

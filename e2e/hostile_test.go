@@ -5,38 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// hostileBuild is the hostile-host harness (./hostile), built once.
-var hostileBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// hostileBin returns the path of the harness, built into wsh's own 0755
-// directory (removed by TestMain), so every uid can run it.
+// hostileBin returns the path of the hostile-host harness (./hostile).
 func hostileBin(t *testing.T) string {
-	t.Helper()
-	hostileBuild.once.Do(func() {
-		p := filepath.Join(filepath.Dir(wshBin), "hostile")
-		out, err := exec.Command("go", "build", "-o", p, "./hostile").CombinedOutput()
-		if err != nil {
-			hostileBuild.err = fmt.Errorf("building the hostile harness: %v\n%s", err, out)
-			return
-		}
-		hostileBuild.path = p
-	})
-	if hostileBuild.err != nil {
-		t.Fatal(hostileBuild.err)
-	}
-	return hostileBuild.path
+	return helperBin(t, "hostile", "./hostile")
 }
 
 // A hostileMode is one way a host refuses the jail, as the harness makes it.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,30 +25,9 @@ func mustJail(t *testing.T, u user, dir string, env []string, script string) str
 	return mustRun(t, u, dir, append(append([]string(nil), jailEnv...), env...), script)
 }
 
-var probeBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// probeBin returns the path of testdata/probe, built once into wsh's own
-// 0755 directory (removed by TestMain), so every uid can run it.
+// probeBin returns the path of testdata/probe.
 func probeBin(t *testing.T) string {
-	t.Helper()
-	probeBuild.once.Do(func() {
-		p := filepath.Join(filepath.Dir(wshBin), "probe")
-		cmd := exec.Command("go", "build", "-o", p, "./testdata/probe")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			probeBuild.err = fmt.Errorf("building the probe: %v\n%s", err, out)
-			return
-		}
-		probeBuild.path = p
-	})
-	if probeBuild.err != nil {
-		t.Fatal(probeBuild.err)
-	}
-	return probeBuild.path
+	return helperBin(t, "probe", "./testdata/probe", "CGO_ENABLED=0")
 }
 
 var tokenSeq atomic.Int64

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -129,4 +130,47 @@ func statusField(t *testing.T, status, field string) string {
 	}
 	t.Fatalf("no %s in status:\n%s", field, status)
 	return ""
+}
+
+// helperBins are the test programs built once each, into wsh's own 0755
+// directory (removed by TestMain), so every uid can run them.
+var helperBins struct {
+	sync.Mutex
+	built map[string]*helperBuild
+}
+
+type helperBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// helperBin builds the package pkg (relative to e2e/) as name, with env
+// added to the build's environment, once, and returns its path.
+func helperBin(t *testing.T, name, pkg string, env ...string) string {
+	t.Helper()
+	helperBins.Lock()
+	if helperBins.built == nil {
+		helperBins.built = map[string]*helperBuild{}
+	}
+	b := helperBins.built[name]
+	if b == nil {
+		b = &helperBuild{}
+		helperBins.built[name] = b
+	}
+	helperBins.Unlock()
+	b.once.Do(func() {
+		p := filepath.Join(filepath.Dir(wshBin), name)
+		cmd := exec.Command("go", "build", "-o", p, pkg)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+			return
+		}
+		b.path = p
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
 }
