@@ -96,8 +96,8 @@ func TestStateRecordsOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, warn := s.Settle(Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EPERM})
-			firsts <- warn
+			s.Settle(Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EPERM})
+			firsts <- s.Warn()
 		}(i)
 	}
 	wg.Wait()
@@ -120,11 +120,11 @@ func TestStateRecordsOnce(t *testing.T) {
 // a command's doing, not the host's: it fails loudly and never degrades.
 func TestSettleAfterAJailWorked(t *testing.T) {
 	var s State
-	if v, _ := s.Settle(Verdict{Kind: Ran}); v.Kind != Ran {
+	if v := s.Settle(Verdict{Kind: Ran}); v.Kind != Ran {
 		t.Fatalf("Settle(Ran) = %+v", v)
 	}
-	v, warn := s.Settle(Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EACCES})
-	if v.Kind != Failed || warn || !strings.Contains(v.Message(), "worked earlier") {
+	v := s.Settle(Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EACCES})
+	if warn := s.Warn(); v.Kind != Failed || warn || !strings.Contains(v.Message(), "worked earlier") {
 		t.Errorf("a denial after a jail worked: %+v, warn %v, %q", v, warn, v.Message())
 	}
 	if _, degraded := s.Degraded(); degraded {
@@ -137,10 +137,10 @@ func TestSettleAfterAJailWorked(t *testing.T) {
 func TestSettleSticky(t *testing.T) {
 	var s State
 	d := Verdict{Kind: Denied, Mode: 2, Step: "mount-private", Errno: syscall.EPERM}
-	if v, warn := s.Settle(d); v.Kind != Denied || !warn {
-		t.Fatalf("first denial: %+v, warn %v", v, warn)
+	if v := s.Settle(d); v.Kind != Denied || !s.Warn() {
+		t.Fatalf("first denial: %+v, no warning", v)
 	}
-	if v, warn := s.Settle(d); v.Kind != Denied || warn {
-		t.Errorf("second denial: %+v, warn %v", v, warn)
+	if v := s.Settle(d); v.Kind != Denied || s.Warn() {
+		t.Errorf("second denial: %+v, or a second warning", v)
 	}
 }

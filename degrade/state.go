@@ -12,6 +12,19 @@ type State struct {
 	mu      sync.Mutex
 	verdict *Verdict
 	worked  bool // a jail was made in this Runner
+	warned  bool
+}
+
+// Warn reports true exactly once, the first time it is called after the
+// state degraded: that caller prints the one warning.
+func (s *State) Warn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.verdict == nil || s.warned {
+		return false
+	}
+	s.warned = true
+	return true
 }
 
 // JailWorked records that a jail was made in this Runner (its target
@@ -26,9 +39,9 @@ func (s *State) JailWorked() {
 // denial after a jail was made in this Runner is not the host refusing
 // the jail: the host allowed it, and what changed since is a command's
 // doing (a path made inaccessible, the wsh binary's mode). It fails loudly
-// instead of degrading. warn is true for the first denial only, so that
-// one warning is printed however many commands race to it.
-func (s *State) Settle(v Verdict) (out Verdict, warn bool) {
+// instead of degrading. The first denial is remembered; Warn says who
+// prints the one warning.
+func (s *State) Settle(v Verdict) Verdict {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -38,9 +51,8 @@ func (s *State) Settle(v Verdict) (out Verdict, warn bool) {
 		v.Kind, v.Note = Failed, "the jail worked earlier in this session, so this is not the host refusing it"
 	case v.Kind == Denied && s.verdict == nil:
 		s.verdict = &v
-		return v, true
 	}
-	return v, false
+	return v
 }
 
 // Degraded returns the denial that degraded this state, if any.

@@ -50,6 +50,7 @@ var expectations = []expectation{
 	{"socket(AF_UNIX|high bits)", "unix", all("EPERM"), all("ok")},
 	{"socketpair(AF_UNIX)", "", all("ok"), all("ok")},
 	{"socketpair(AF_UNIX, SOCK_DGRAM)", "unix", all("EPERM"), all("ok")},
+	{"socketpair(AF_UNIX, SOCK_RAW)", "unix", all("EPERM"), all("ok")},
 
 	{"io_uring_setup", "io_uring", all("EPERM"), all("ok")},
 	{"io_uring_enter", "io_uring", all("EPERM"), all("ok")},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCommandCannotForceDegrading: a jailed command cannot make the next
@@ -81,5 +82,34 @@ func mustChown(t *testing.T, p string, uid int) {
 	t.Helper()
 	if err := os.Chown(p, uid, uid); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOtherSessionCannotForceDegrading: another session (here, the test)
+// makes this session's wsh binary unexecutable before this session runs
+// its first command. The jail was made when the Runner was (wsh decides
+// before the script runs), so the command fails loudly, never unsandboxed.
+func TestOtherSessionCannotForceDegrading(t *testing.T) {
+	u := unprivileged
+	dir := workDir(t, u)
+	bin := filepath.Join(dir, "wsh")
+	copyFile(t, wshBin, bin)
+	mustChown(t, bin, u.uid)
+	cmd := wshCmd(t.Context(), u, dir, nil, "-c", "while ! test -e flag; do :; done; grep Seccomp: /proc/self/status")
+	cmd.Path, cmd.Args[0] = bin, bin
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // wsh has started and made its Runner
+	mustDo(t, os.Chmod(bin, 0))
+	mustDo(t, os.WriteFile(filepath.Join(dir, "flag"), nil, 0o644))
+	cmd.Wait()
+	if strings.Contains(out.String(), "warning") || strings.Contains(out.String(), "Seccomp:\t0") {
+		t.Errorf("another session forced wsh to degrade:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "worked earlier") {
+		t.Errorf("want a loud failure:\n%s", out.String())
 	}
 }

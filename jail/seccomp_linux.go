@@ -42,7 +42,7 @@ var Policy = []RuleGroup{
 		}
 		return nil
 	}},
-	{UnixGroup, []string{"socket(AF_UNIX)", "socketpair(AF_UNIX, SOCK_DGRAM)"}, func(f *seccomp.ScmpFilter) error {
+	{UnixGroup, []string{"socket(AF_UNIX)", "socketpair(AF_UNIX) but stream and seqpacket"}, func(f *seccomp.ScmpFilter) error {
 		// A read-only mount does not stop connect(2) on a socket file,
 		// and a network namespace does not cover unix sockets by path: a
 		// host daemon's socket in /tmp (tmux, an X server, ssh-agent) would
@@ -52,8 +52,17 @@ var Policy = []RuleGroup{
 		if err := denyMasked(f, "socket", eperm, 0, 0xffffffff, unix.AF_UNIX); err != nil {
 			return err
 		}
-		return denyConds(f, "socketpair", eperm,
-			cond(0, 0xffffffff, unix.AF_UNIX), cond(1, 0xf, unix.SOCK_DGRAM))
+		// Only stream and seqpacket pairs stay: the kernel makes a
+		// SOCK_RAW or SOCK_RDM unix pair a datagram one.
+		for t := uint64(0); t <= 0xf; t++ {
+			if t == unix.SOCK_STREAM || t == unix.SOCK_SEQPACKET {
+				continue
+			}
+			if err := denyConds(f, "socketpair", eperm, cond(0, 0xffffffff, unix.AF_UNIX), cond(1, 0xf, t)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *seccomp.ScmpFilter) error {

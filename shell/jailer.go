@@ -64,6 +64,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			j.Close()
 			return nil, err
 		}
+		j.decide(dir)
 	}
 	return j, nil
 }
@@ -155,6 +156,10 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 		return j.plain(ctx, c)
 	}
 	if _, degraded := j.state.Degraded(); degraded {
+		if j.cfg.RequireSandbox {
+			return j.refuse(c, "")
+		}
+		j.warnOnce()
 		return j.plain(ctx, c)
 	}
 	return j.jailed(ctx, c)
@@ -207,12 +212,28 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 
 func (j *Jailer) allowUnix() bool { return j.cfg.UnixSockets == config.UnixAllow }
 
+// decide makes one jail before any command runs and settles what the host
+// allows: a jail made means every later refusal fails loudly; a denial
+// degrades the Runner now (the warning comes with its first command).
+// Deciding here, before the script can do anything, is what keeps a
+// command, of this session or another, from making a later jail fail with
+// EACCES and so switching the jail off.
+func (j *Jailer) decide(dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, _, _ := j.Probe(ctx, dir)
+	if v.Kind == degrade.Denied && j.cfg.RequireSandbox {
+		return // each command fails closed on its own attempt
+	}
+	j.state.Settle(v)
+}
+
 // HostNetwork reports whether jailed commands share the host's network.
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	out := wrap.Run(ctx, j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr))
-	v, warn := j.state.Settle(degrade.Classify(out))
+	v := j.state.Settle(degrade.Classify(out))
 	switch v.Kind {
 	case degrade.Ran:
 		if err := ctx.Err(); err != nil {
@@ -223,15 +244,29 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		return j.notExecutable(ctx, c, v.Errno)
 	case degrade.Denied:
 		if j.cfg.RequireSandbox {
-			fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", v.Message(), c.args[0])
-			return interp.ExitStatus(126)
+			return j.refuse(c, v.Message())
 		}
-		if warn {
-			fmt.Fprintln(j.warn, degrade.Warning(v))
-		}
+		j.warnOnce()
 		return j.plain(ctx, c)
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", v.Message())
+	return interp.ExitStatus(126)
+}
+
+// warnOnce prints the one warning of a degraded Runner, if nobody has.
+func (j *Jailer) warnOnce() {
+	if v, _ := j.state.Degraded(); j.state.Warn() {
+		fmt.Fprintln(j.warn, degrade.Warning(v))
+	}
+}
+
+// refuse fails a command closed: WSH_REQUIRE_SANDBOX and no jail.
+func (j *Jailer) refuse(c *command, why string) error {
+	if why == "" {
+		v, _ := j.state.Degraded()
+		why = v.Message()
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", why, c.args[0])
 	return interp.ExitStatus(126)
 }
 

@@ -46,6 +46,12 @@ func vsock(r results, _ *config) {
 		unix.Close(int(sv[1]))
 	}
 	r["socketpair(AF_UNIX, SOCK_DGRAM)"] = res
+	_, res = call(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0, ptr(&sv))
+	if res == "ok" {
+		unix.Close(int(sv[0]))
+		unix.Close(int(sv[1]))
+	}
+	r["socketpair(AF_UNIX, SOCK_RAW)"] = res
 }
 
 func ioURing(r results, _ *config) {
