@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // attackTree is a working directory with a hidden directory and a file
@@ -124,5 +125,36 @@ while time.time() < end:
 				a.check(t, result{stdout: out.String(), stderr: errb.String()})
 			})
 		}
+	}
+}
+
+// TestOtherSessionCannotTouchFIFODir: mvdan.cc/sh opens its FIFO names in
+// its own directory without the open handler, so no jailed command of any
+// session may put a symlink there. Session A tells its directory; a jailed
+// command of session B (with another TMPDIR) tries to plant a symlink to a
+// file outside; A then writes to that name.
+func TestOtherSessionCannotTouchFIFODir(t *testing.T) {
+	u := root
+	a := newAttackTree(t, u)
+	cmd := wshCmd(t.Context(), u, a.work, nil, "-c", `d=$(echo <(true)); echo "${d%/*}" > fifodir
+while ! test -e go; do :; done; echo PWNED >> "${d%/*}/sh-interp-x"; echo st=$?`)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	for i := 0; i < 200 && dir == ""; i++ {
+		b, _ := os.ReadFile(filepath.Join(a.work, "fifodir"))
+		dir = strings.TrimSpace(string(b))
+		time.Sleep(10 * time.Millisecond)
+	}
+	b := workDir(t, u)
+	r := runWsh(t, u, b, []string{"TMPDIR=" + b}, "ln -s "+a.outside+"/f "+dir+"/sh-interp-x; echo lnst=$?")
+	mustDo(t, os.WriteFile(filepath.Join(a.work, "go"), nil, 0o644))
+	cmd.Wait()
+	a.check(t, result{stdout: out.String()})
+	if strings.Contains(r.stdout, "lnst=0") {
+		t.Errorf("session B planted a symlink in session A's FIFO directory %s: %s", dir, r.stdout)
 	}
 }

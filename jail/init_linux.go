@@ -105,6 +105,7 @@ type setupState struct {
 	spec     *Spec
 	writable []int // detached clones of the writable paths, in spec order
 	devices  []int // detached clones of the device nodes, in devNodes order
+	shm      int   // detached clone of spec.ShmDir, or -1
 }
 
 // steps is the one list that defines the order of the setup.
@@ -131,7 +132,7 @@ var steps = []setupStep{
 // Setup runs every step in order in the calling process, which must be the
 // init of fresh namespaces. It returns the step that failed.
 func Setup(spec *Spec) (Step, error) {
-	st := &setupState{spec: spec}
+	st := &setupState{spec: spec, shm: -1}
 	for _, s := range steps {
 		if err := s.run(st); err != nil {
 			return s.id, err

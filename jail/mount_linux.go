@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -29,6 +30,13 @@ func detach(st *setupState) error {
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, nodev); err != nil {
 			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
 		}
+	}
+	if st.spec.ShmDir.Path != "" {
+		fd, err := cloneTree(st.spec.ShmDir, 0)
+		if err != nil {
+			return err
+		}
+		st.shm = fd
 	}
 	for _, n := range devNodes {
 		fd, err := openTree("/dev/"+n, 0)
@@ -87,26 +95,7 @@ func placeWritable(st *setupState) error {
 			return err
 		}
 	}
-	for _, id := range st.spec.ReadOnly {
-		if err := bindReadOnly(id); err != nil {
-			return err
-		}
-	}
 	return nil
-}
-
-// bindReadOnly binds id read-only over itself, in the tree as it is now.
-func bindReadOnly(id PathID) error {
-	fd, err := cloneTree(id, unix.AT_RECURSIVE)
-	if err != nil {
-		return err
-	}
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
-		unix.Close(fd)
-		return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
-	}
-	return moveMountTo(fd, id)
 }
 
 // moveMountTo mounts the detached tree fd on id, opened again in the tree
@@ -201,6 +190,9 @@ func mountDev(st *setupState) error {
 	if err := mount("tmpfs", "/dev/shm", "tmpfs", fl, "mode=1777"); err != nil {
 		return err
 	}
+	if err := placeShm(st); err != nil {
+		return err
+	}
 	for name, target := range devLinks {
 		if err := unix.Symlink(target, "/dev/"+name); err != nil {
 			return &os.PathError{Op: "symlink", Path: "/dev/" + name, Err: err}
@@ -243,4 +235,24 @@ func mount(source, target, fstype string, flags uintptr, data string) error {
 		return &os.PathError{Op: "mount " + fstype, Path: target, Err: err}
 	}
 	return nil
+}
+
+// placeShm binds the host's ShmDir, read-only, at its own path in the
+// jail's fresh /dev/shm.
+func placeShm(st *setupState) error {
+	if st.shm < 0 {
+		return nil
+	}
+	p := st.spec.ShmDir.Path
+	if filepath.Dir(p) != "/dev/shm" {
+		return &os.PathError{Op: "place", Path: p, Err: unix.EINVAL}
+	}
+	if err := unix.Mkdir(p, 0o755); err != nil {
+		return &os.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+	if err := unix.MountSetattr(st.shm, "", unix.AT_EMPTY_PATH, attr); err != nil {
+		return &os.PathError{Op: "mount_setattr", Path: p, Err: err}
+	}
+	return moveMount(st.shm, p)
 }

@@ -19,8 +19,10 @@ type Spec struct {
 	// did not exist when wsh started have no identity (Dev and Ino 0) and
 	// are left alone.
 	Hidden []PathID `json:"h,omitempty"`
-	// ReadOnly paths, beneath the writable ones, are bound read-only.
-	ReadOnly []PathID `json:"r,omitempty"`
+	// ShmDir, a directory in the host's /dev/shm, is bound read-only at the
+	// same path in the jail's own /dev/shm: the interpreter's FIFOs, which
+	// no jail can write to, of this session or another.
+	ShmDir PathID `json:"s,omitempty"`
 	// Filter is the seccomp policy's BPF program, compiled by the parent
 	// for this spec (CompileFilter); when empty the init builds it.
 	Filter []byte `json:"f,omitempty"`

@@ -2,15 +2,9 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -63,7 +57,6 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 }
 
 // Close removes what the Jailer made on the host (its FIFO directory).
-// The per-uid directory above it stays, for the other sessions.
 func (j *Jailer) Close() error {
 	if j.fifoDir == "" {
 		return nil
@@ -71,35 +64,21 @@ func (j *Jailer) Close() error {
 	return os.RemoveAll(j.fifoDir)
 }
 
-// makeFifoDir makes the interpreter's temporary directory inside one
-// directory per uid, $TMPDIR/wsh-UID, which every jail of this uid binds
-// read-only: a command jailed in another session cannot put a symlink in
-// this session's directory either. It returns the per-uid directory and the
-// new one.
-func makeFifoDir() (jail.PathID, string, error) {
-	base := filepath.Join(os.TempDir(), "wsh-"+strconv.Itoa(os.Getuid()))
-	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return jail.PathID{}, "", err
-	}
-	// It must be wsh's own: this uid's directory, not a symlink, closed
-	// to others.
-	var st unix.Stat_t
-	if err := unix.Lstat(base, &st); err != nil {
-		return jail.PathID{}, "", &os.PathError{Op: "lstat", Path: base, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
-		return jail.PathID{}, "", fmt.Errorf("%s is not a directory of uid %d closed to others; remove it", base, os.Getuid())
-	}
-	real, err := filepath.EvalSymlinks(base)
+// makeFifoDir makes the interpreter's temporary directory in the host's
+// /dev/shm. Every jail has a /dev/shm of its own, so no jailed command, of
+// this session or another, can write there; this session's jails get the
+// directory bound read-only at the same path, to open the FIFOs of process
+// substitution.
+func makeFifoDir() (jail.PathID, error) {
+	dir, err := os.MkdirTemp("/dev/shm", "wsh-")
 	if err != nil {
-		return jail.PathID{}, "", err
+		return jail.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
 	}
-	id, err := jail.NewPathID(real)
+	id, err := jail.NewPathID(dir)
 	if err != nil {
-		return jail.PathID{}, "", err
+		os.Remove(dir)
 	}
-	dir, err := os.MkdirTemp(real, "r-")
-	return id, dir, err
+	return id, err
 }
 
 func lookupEnvOK(environ []string, key string) (string, bool) {

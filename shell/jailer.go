@@ -32,9 +32,9 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	policy   policy
-	fifoDir  string        // the interpreter's own temporary directory
-	filter   []byte        // the seccomp program, compiled once
-	readOnly []jail.PathID // bound read-only in the jail
+	fifoDir  string      // the interpreter's own temporary directory
+	filter   []byte      // the seccomp program, compiled once
+	shmDir   jail.PathID // fifoDir, bound read-only in the jail
 	warn     io.Writer
 	state    degrade.State
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
@@ -54,11 +54,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	if !cfg.NoSandbox {
-		base, dir, err := makeFifoDir()
+		id, err := makeFifoDir()
 		if err != nil {
 			return nil, err
 		}
-		j.fifoDir, j.readOnly = dir, []jail.PathID{base}
+		j.fifoDir, j.shmDir = id.Path, id
 		spec := jail.Spec{AllowUnix: j.allowUnix()}
 		if j.filter, err = jail.CompileFilter(spec.SkipGroups()...); err != nil {
 			j.Close()
@@ -176,7 +176,7 @@ type command struct {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ReadOnly: j.readOnly, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
 		Env:         env,
 		Stdin:       stdin,
 		Stdout:      stdout,
