@@ -222,10 +222,16 @@ func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, _, _ := j.Probe(ctx, dir)
-	if v.Kind == degrade.Denied && j.cfg.RequireSandbox {
-		return // each command fails closed on its own attempt
+	switch {
+	case v.Kind == degrade.Denied && j.cfg.RequireSandbox:
+		// each command fails closed on its own attempt
+	case v.Kind == degrade.Denied:
+		j.state.Settle(v)
+	default:
+		// Made, or failed for another reason: the host did not refuse
+		// it, so no later refusal may degrade.
+		j.state.JailWorked()
 	}
-	j.state.Settle(v)
 }
 
 // HostNetwork reports whether jailed commands share the host's network.

@@ -82,7 +82,7 @@ func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
 		spec.Close()
 		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, SelfExe)
+	cmd := exec.CommandContext(ctx, exePath())
 	cmd.Args = []string{jail.InitArg0}
 	cmd.Env = req.Env
 	if cmd.Env == nil {

@@ -163,3 +163,30 @@ func TestReadReport(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDoesNotDependOnTheBinarysMode: the jail init runs from a sealed
+// copy of the binary, so a binary made unexecutable after wsh started (by
+// a command of another session, say) cannot make a jail fail with EACCES,
+// which would read as the host refusing it.
+func TestRunDoesNotDependOnTheBinarysMode(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := jailRequest(t, "true")
+	if out, _ := runWithin(t, req); out.StartErr != nil || out.Report != nil || out.Status != 0 {
+		t.Fatalf("before: %+v", out)
+	}
+	if err := os.Chmod(self, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(self, fi.Mode().Perm())
+	req, stderr := jailRequest(t, "true")
+	if out, _ := runWithin(t, req); out.StartErr != nil || out.Report != nil || out.Status != 0 {
+		t.Errorf("with the binary at mode 000: %+v\n%s", out, stderr)
+	}
+}
