@@ -87,7 +87,7 @@ func writablePaths(cfg config.Config, dir string, environ []string) ([]string, e
 	if t, err := config.CheckWritable("/tmp"); err == nil {
 		add(t)
 	}
-	if t := lookupEnv(environ, "TMPDIR"); t != "" {
+	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
 		// TMPDIR is a default, not a request: one that does not exist is
 		// left out, as it is unusable outside the jail too.
 		if r, err := config.CheckWritable(t); err == nil {
@@ -98,15 +98,6 @@ func writablePaths(cfg config.Config, dir string, environ []string) ([]string, e
 		add(p)
 	}
 	return out, nil
-}
-
-func lookupEnv(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := bytes.Cut([]byte(environ[i]), []byte("=")); ok && string(k) == key {
-			return string(v)
-		}
-	}
-	return ""
 }
 
 // Writable returns the paths that are writable in the jail.
