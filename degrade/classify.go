@@ -25,6 +25,9 @@ type Outcome struct {
 	ExecStep string
 	// Note explains the report, when the jail has something to say.
 	Note string
+	// NotHost says a start refused with EPERM or EACCES was checked: the
+	// host allowed the namespaces, so it is not a denial.
+	NotHost bool
 	// PathStep says the reported step resolves a user's path (a writable
 	// or hidden path, the working directory): EACCES there is the file's
 	// permission, not the host refusing the jail.
@@ -87,10 +90,10 @@ func Classify(o Outcome) Verdict {
 		var errno syscall.Errno
 		errors.As(o.StartErr, &errno)
 		kind := Failed
-		if isDenial(errno) {
+		if isDenial(errno) && !o.NotHost {
 			kind = Denied
 		}
-		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr}
+		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr, Note: o.Note}
 	}
 	if o.Report == nil {
 		return Verdict{Kind: Ran, Status: o.Status}

@@ -144,3 +144,12 @@ func TestSettleSticky(t *testing.T) {
 		t.Errorf("second denial: %+v, or a second warning", v)
 	}
 }
+
+// TestClassifyCheckedStart: a mode-1 EACCES the parent checked (the host
+// allowed the namespaces) is a failure.
+func TestClassifyCheckedStart(t *testing.T) {
+	v := Classify(Outcome{StartErr: startErr(syscall.EACCES), NotHost: true, Note: "checked"})
+	if v.Kind != Failed || v.Mode != 1 || !strings.Contains(v.Message(), "checked") {
+		t.Errorf("checked EACCES at start: %+v, %q", v, v.Message())
+	}
+}

@@ -54,6 +54,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	if !cfg.NoSandbox {
+		wrap.PrepareSelfCopy()
 		id, err := makeFifoDir()
 		if err != nil {
 			return nil, err

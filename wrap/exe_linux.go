@@ -1,6 +1,8 @@
 package wrap
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -11,21 +13,33 @@ import (
 
 // selfCopy is a sealed in-memory copy of this binary, made once per
 // process, from which every jail init is executed. Nobody can change its
-// mode or contents: a command (of this session or another) that makes the
-// wsh file unexecutable cannot make a jail fail with EACCES at exec, which
-// would look like the host refusing the jail (mode 1).
+// contents: a command (of this session or another) that makes the wsh file
+// unexecutable cannot make a jail fail with EACCES at exec. (Its mode can
+// still be changed through /proc/PID/fd by the same uid outside the jail;
+// namespacesAllowed is what keeps such an EACCES from reading as the host
+// refusing the jail.)
 var selfCopy = sync.OnceValues(copySelf)
 
+// errNoMemfd says memfd_create itself was refused (vm.memfd_noexec=2, say).
+var errNoMemfd = errors.New("no executable memfd")
+
 // exePath is what a jail init is executed from: the sealed copy, or
-// /proc/self/exe where the kernel refuses executable memfds
-// (vm.memfd_noexec=2).
-func exePath() string {
+// /proc/self/exe only where the kernel refuses executable memfds. A copy
+// that failed otherwise is an error, not a quiet fallback.
+var exePath = func() (string, error) {
 	f, err := selfCopy()
-	if err != nil {
-		return SelfExe
+	switch {
+	case errors.Is(err, errNoMemfd):
+		return SelfExe, nil
+	case err != nil:
+		return "", fmt.Errorf("wsh: a sealed copy of its own binary: %v", err)
 	}
-	return "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())), nil
 }
+
+// PrepareSelfCopy makes the sealed copy now (a Jailer calls it when it is
+// made, before any script runs).
+func PrepareSelfCopy() { selfCopy() }
 
 func copySelf() (*os.File, error) {
 	fd, err := unix.MemfdCreate("wsh", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
@@ -34,7 +48,7 @@ func copySelf() (*os.File, error) {
 		fd, err = unix.MemfdCreate("wsh", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	}
 	if err != nil {
-		return nil, os.NewSyscallError("memfd_create", err)
+		return nil, fmt.Errorf("%w: %v", errNoMemfd, err)
 	}
 	mem := os.NewFile(uintptr(fd), "wsh")
 	self, err := os.Open(SelfExe)
@@ -43,14 +57,35 @@ func copySelf() (*os.File, error) {
 		self.Close()
 	}
 	if err == nil {
-		_, err = unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+		err = mem.Chmod(0o555)
 	}
 	if err == nil {
-		err = mem.Chmod(0o555)
+		_, err = unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+	}
+	if err == nil {
+		// F_SEAL_EXEC (Linux 6.3) also freezes the mode; older kernels
+		// refuse it, and the copy is still sealed against writes.
+		unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, 0x20)
+		_, err = unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SEAL)
 	}
 	if err != nil {
 		mem.Close()
 		return nil, err
 	}
 	return mem, nil
+}
+
+// namespacesAllowed checks a mode-1 refusal: it clones with the jail's
+// flags and id maps, as the refused start did, and execs a path that does
+// not exist. ENOENT means the clone and the id maps were allowed, so the
+// refusal came from the exec of wsh's own binary, not from the host.
+func namespacesAllowed(hostNetwork bool) bool {
+	p, err := os.StartProcess("/proc/self/nonexistent-wsh-check", []string{"wsh-check"},
+		&os.ProcAttr{Sys: sysProcAttr(hostNetwork)})
+	if err == nil {
+		p.Kill() // cannot happen: nothing is there to run
+		p.Wait()
+		return false
+	}
+	return errors.Is(err, unix.ENOENT)
 }

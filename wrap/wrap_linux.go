@@ -2,6 +2,7 @@ package wrap
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -45,7 +46,7 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	cmd.ExtraFiles[0].Close()
 	cmd.ExtraFiles[1].Close()
 	if err != nil {
-		return degrade.Outcome{StartErr: err}
+		return startFailed(err, req.Spec.HostNetwork)
 	}
 	report := make(chan []byte, 1)
 	go func() { report <- readSentinel(rd, req.Started) }()
@@ -55,6 +56,20 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
 		out.PathStep = r.Step.ResolvesPath()
 		out.Note = r.Step.Note(r.Errno)
+	}
+	return out
+}
+
+// startFailed is the outcome of a start that failed. An EPERM or EACCES
+// is checked before it can count as the host refusing the jail (mode 1):
+// if a plain clone with the same namespaces and id maps is allowed, the
+// refusal was the exec of wsh's own binary (its mode changed, say), which
+// is no reason to run commands unsandboxed.
+func startFailed(err error, hostNetwork bool) degrade.Outcome {
+	out := degrade.Outcome{StartErr: err}
+	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) && namespacesAllowed(hostNetwork) {
+		out.NotHost = true
+		out.Note = "the namespaces were allowed; the exec of wsh's own binary was refused"
 	}
 	return out
 }
@@ -82,7 +97,12 @@ func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
 		spec.Close()
 		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, exePath())
+	exe, err := exePath()
+	if err != nil {
+		spec.Close()
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{jail.InitArg0}
 	cmd.Env = req.Env
 	if cmd.Env == nil {

@@ -190,3 +190,26 @@ func TestRunDoesNotDependOnTheBinarysMode(t *testing.T) {
 		t.Errorf("with the binary at mode 000: %+v\n%s", out, stderr)
 	}
 }
+
+// TestExecRefusedIsNotADenial: a start refused because wsh's own binary
+// cannot be executed (its mode changed by another session, say) is checked
+// with a plain clone of the same namespaces: the host allows them, so it is
+// a failure, never a denial that would run commands unsandboxed.
+func TestExecRefusedIsNotADenial(t *testing.T) {
+	noExec := filepath.Join(t.TempDir(), "wsh")
+	if err := os.WriteFile(noExec, []byte("\x7fELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := exePath
+	exePath = func() (string, error) { return noExec, nil }
+	defer func() { exePath = saved }()
+	req, _ := jailRequest(t, "true")
+	out, _ := runWithin(t, req)
+	v := degrade.Classify(out)
+	if out.StartErr == nil || !out.NotHost || v.Kind != degrade.Failed {
+		t.Errorf("exec of wsh refused: outcome %+v, verdict %v; want a checked failure, not a denial", out, v.Kind)
+	}
+	if !namespacesAllowed(false) || !namespacesAllowed(true) {
+		t.Error("namespacesAllowed is false on a host where the jail works")
+	}
+}
