@@ -129,7 +129,8 @@ func specFile(s *jail.Spec) (*os.File, error) {
 		return nil, os.NewSyscallError("memfd_create", err)
 	}
 	f := os.NewFile(uintptr(fd), "wsh-spec")
-	if _, err := f.Write(b); err == nil {
+	_, err = f.Write(b)
+	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
