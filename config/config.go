@@ -28,14 +28,7 @@ const (
 )
 
 // UnmarshalText accepts exactly "deny" and "allow".
-func (u *UnixSockets) UnmarshalText(b []byte) error {
-	switch v := UnixSockets(b); v {
-	case UnixDeny, UnixAllow:
-		*u = v
-		return nil
-	}
-	return fmt.Errorf("%q is not valid; accepted values: deny, allow", string(b))
-}
+func (u *UnixSockets) UnmarshalText(b []byte) error { return oneOf(u, b, UnixDeny, UnixAllow) }
 
 // Network says which network namespace a jailed command gets.
 type Network string
@@ -48,13 +41,17 @@ const (
 )
 
 // UnmarshalText accepts exactly "none" and "host".
-func (n *Network) UnmarshalText(b []byte) error {
-	switch v := Network(b); v {
-	case NetworkNone, NetworkHost:
-		*n = v
-		return nil
+func (n *Network) UnmarshalText(b []byte) error { return oneOf(n, b, NetworkNone, NetworkHost) }
+
+// oneOf sets *dst to b if it is one of the accepted values.
+func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
+	for _, a := range accepted {
+		if T(b) == a {
+			*dst = a
+			return nil
+		}
 	}
-	return fmt.Errorf("%q is not a network mode; accepted values: none, host", string(b))
+	return fmt.Errorf("%q is not one of %v", string(b), accepted)
 }
 
 // Config is wsh's whole configuration.
