@@ -2,45 +2,11 @@ package jail
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// CompileFilter builds the policy (without the groups in skip) and returns
-// its BPF program, so that the parent compiles it once and every jail init
-// loads it with seccomp(2) instead of building it again with libseccomp.
-// It uses ExportBPF to a memfd: ExportBPFMem needs libseccomp 2.6, and
-// Debian 12 has 2.5.4.
-func CompileFilter(skip ...string) ([]byte, error) {
-	f, err := BuildFilter(skip...)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Release()
-	fd, err := unix.MemfdCreate("wsh-seccomp", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, os.NewSyscallError("memfd_create", err)
-	}
-	mem := os.NewFile(uintptr(fd), "wsh-seccomp")
-	defer mem.Close()
-	if err := f.ExportBPF(mem); err != nil {
-		return nil, fmt.Errorf("seccomp: export: %w", err)
-	}
-	if _, err := mem.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	prog, err := io.ReadAll(mem)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkProgram(prog); err != nil {
-		return nil, err
-	}
-	return prog, nil
-}
 
 // checkProgram checks that prog is a whole number of BPF instructions,
 // within the kernel's limit.
@@ -70,4 +36,11 @@ func loadProgram(prog []byte) error {
 		return os.NewSyscallError("seccomp(TSYNC)", unix.EAGAIN)
 	}
 	return nil
+}
+
+// loadSeccomp loads the program the parent compiled. The init has no
+// compiler of its own (it is built without cgo, so without libseccomp): an
+// empty or malformed program fails the step.
+func loadSeccomp(st *setupState) error {
+	return loadProgram(st.spec.Filter)
 }

@@ -21,6 +21,9 @@ func readback() int {
 		}
 	}
 	r.PID = os.Getpid()
+	// The readback is the init's binary run again (/proc/self/exe of the
+	// init): this is the file every jail init of this wsh runs from.
+	r.Exe, _ = os.Readlink("/proc/self/exe")
 	if b, err := os.ReadFile("/proc/1/cmdline"); err == nil {
 		r.PID1, _, _ = strings.Cut(string(b), "\x00")
 	}

@@ -1,8 +1,11 @@
+//go:build cgo
+
 package jail
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
@@ -132,32 +135,6 @@ func BuildFilter(skip ...string) (*seccomp.ScmpFilter, error) {
 	return f, nil
 }
 
-// UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.
-const UnixGroup = "unix"
-
-// SkipGroups are the groups a spec leaves out of the policy.
-func (s *Spec) SkipGroups() []string {
-	if s.AllowUnix {
-		return []string{UnixGroup}
-	}
-	return nil
-}
-
-func loadSeccomp(st *setupState) error {
-	if len(st.spec.Filter) > 0 {
-		return loadProgram(st.spec.Filter) // compiled by the parent
-	}
-	f, err := BuildFilter(st.spec.SkipGroups()...)
-	if err != nil {
-		return errnoOf(err, unix.EINVAL)
-	}
-	defer f.Release()
-	if err := f.Load(); err != nil {
-		return errnoOf(err, unix.EINVAL)
-	}
-	return nil
-}
-
 // errnoOf keeps the errno a libseccomp error carries, or uses def.
 func errnoOf(err error, def unix.Errno) error {
 	var errno unix.Errno
@@ -213,4 +190,37 @@ func denyConds(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, conds
 		cs = append(cs, sc)
 	}
 	return f.AddRuleConditional(call, act, cs)
+}
+
+// CompileFilter builds the policy (without the groups in skip) and returns
+// its BPF program, so that the parent compiles it once and every jail init
+// loads it with seccomp(2) instead of building it again with libseccomp.
+// It uses ExportBPF to a memfd: ExportBPFMem needs libseccomp 2.6, and
+// Debian 12 has 2.5.4.
+func CompileFilter(skip ...string) ([]byte, error) {
+	f, err := BuildFilter(skip...)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Release()
+	fd, err := unix.MemfdCreate("wsh-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	mem := os.NewFile(uintptr(fd), "wsh-seccomp")
+	defer mem.Close()
+	if err := f.ExportBPF(mem); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := mem.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	prog, err := io.ReadAll(mem)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkProgram(prog); err != nil {
+		return nil, err
+	}
+	return prog, nil
 }

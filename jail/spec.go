@@ -24,7 +24,8 @@ type Spec struct {
 	// no jail can write to, of this session or another.
 	ShmDir PathID `json:"s,omitempty"`
 	// Filter is the seccomp policy's BPF program, compiled by the parent
-	// for this spec (CompileFilter); when empty the init builds it.
+	// for this spec (CompileFilter). The init only loads it: without one
+	// the seccomp step fails (EINVAL), and the jail with it.
 	Filter []byte `json:"f,omitempty"`
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
@@ -56,4 +57,15 @@ func ReadSpec(r io.Reader) (*Spec, error) {
 		return nil, errors.New("jail init: incomplete spec")
 	}
 	return &s, nil
+}
+
+// UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.
+const UnixGroup = "unix"
+
+// SkipGroups are the groups a spec leaves out of the policy.
+func (s *Spec) SkipGroups() []string {
+	if s.AllowUnix {
+		return []string{UnixGroup}
+	}
+	return nil
 }

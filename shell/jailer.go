@@ -60,14 +60,25 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			return nil, err
 		}
 		j.fifoDir, j.shmDir = id.Path, id
-		spec := jail.Spec{AllowUnix: j.allowUnix()}
-		if j.filter, err = jail.CompileFilter(spec.SkipGroups()...); err != nil {
+		if err := j.compileFilter(); err != nil {
 			j.Close()
 			return nil, err
 		}
 		j.decide(dir)
 	}
 	return j, nil
+}
+
+// compileFilter compiles the seccomp program that every jail init of this
+// Jailer loads; the init has no compiler of its own.
+func (j *Jailer) compileFilter() error {
+	spec := jail.Spec{AllowUnix: j.allowUnix()}
+	f, err := jail.CompileFilter(spec.SkipGroups()...)
+	if err != nil {
+		return err
+	}
+	j.filter = f
+	return nil
 }
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
@@ -186,6 +197,11 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 // said inside. It is what wsh doctor runs; it does not touch the degrade
 // state.
 func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.Readback, error) {
+	if j.filter == nil { // opted out: no jail has been needed so far
+		if err := j.compileFilter(); err != nil {
+			return degrade.Verdict{}, nil, err
+		}
+	}
 	var out, errb bytes.Buffer
 	req := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0}, []string{}, nil, &out, &errb)
 	v := degrade.Classify(wrap.Run(ctx, req))

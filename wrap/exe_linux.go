@@ -11,21 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// selfCopy is a sealed in-memory copy of this binary, made once per
-// process, from which every jail init is executed. Nobody can change its
-// contents: a command (of this session or another) that makes the wsh file
-// unexecutable cannot make a jail fail with EACCES at exec. (Its mode can
-// still be changed through /proc/PID/fd by the same uid outside the jail;
-// namespacesAllowed is what keeps such an EACCES from reading as the host
-// refusing the jail.)
+// selfCopy is a sealed in-memory copy of the jail init, made once per
+// process, from which every jail init is executed: the cgo-free init that
+// a -tags wshinit build embeds, or else this binary itself. Nobody can
+// change its contents: a command (of this session or another) that makes
+// the wsh file unexecutable cannot make a jail fail with EACCES at exec.
+// (Its mode can still be changed through /proc/PID/fd by the same uid
+// outside the jail; namespacesAllowed is what keeps such an EACCES from
+// reading as the host refusing the jail.)
 var selfCopy = sync.OnceValues(copySelf)
 
 // errNoMemfd says memfd_create itself was refused (vm.memfd_noexec=2, say).
 var errNoMemfd = errors.New("no executable memfd")
 
 // exePath is what a jail init is executed from: the sealed copy, or
-// /proc/self/exe only where the kernel refuses executable memfds. A copy
-// that failed otherwise is an error, not a quiet fallback.
+// /proc/self/exe only where the kernel refuses executable memfds (then the
+// init is this binary, embedded init or not). A copy that failed otherwise
+// is an error, not a quiet fallback.
 var exePath = func() (string, error) {
 	f, err := selfCopy()
 	switch {
@@ -41,20 +43,42 @@ var exePath = func() (string, error) {
 // made, before any script runs).
 func PrepareSelfCopy() { selfCopy() }
 
+// InitName is the name of the memfd that jail inits run from: the kernel
+// shows it as /proc/PID/exe of every init ("/memfd:NAME (deleted)").
+func InitName() string {
+	if len(embeddedInit) > 0 {
+		return "wsh-jail-init"
+	}
+	return "wsh"
+}
+
+// InitDescription says which jail init this binary starts.
+func InitDescription() string {
+	if len(embeddedInit) > 0 {
+		return fmt.Sprintf("embedded, without cgo (%d bytes)", len(embeddedInit))
+	}
+	return "this binary itself (built without -tags wshinit)"
+}
+
 func copySelf() (*os.File, error) {
-	fd, err := unix.MemfdCreate("wsh", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	name := InitName()
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if err == unix.EINVAL {
 		// Before Linux 6.3 there is no MFD_EXEC: memfds are executable.
-		fd, err = unix.MemfdCreate("wsh", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoMemfd, err)
 	}
-	mem := os.NewFile(uintptr(fd), "wsh")
-	self, err := os.Open(SelfExe)
-	if err == nil {
-		_, err = io.Copy(mem, self)
-		self.Close()
+	mem := os.NewFile(uintptr(fd), name)
+	if len(embeddedInit) > 0 {
+		_, err = mem.Write(embeddedInit)
+	} else {
+		var self *os.File
+		if self, err = os.Open(SelfExe); err == nil {
+			_, err = io.Copy(mem, self)
+			self.Close()
+		}
 	}
 	if err == nil {
 		err = mem.Chmod(0o555)

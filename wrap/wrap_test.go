@@ -60,9 +60,13 @@ func jailRequest(t *testing.T, argv ...string) (*Request, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	filter, err := jail.CompileFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stderr bytes.Buffer
 	return &Request{
-		Spec:   jail.Spec{Writable: []jail.PathID{id}, Dir: dir, Path: path, Args: argv},
+		Spec:   jail.Spec{Writable: []jail.PathID{id}, Filter: filter, Dir: dir, Path: path, Args: argv},
 		Stderr: &stderr,
 	}, &stderr
 }
@@ -123,6 +127,23 @@ func TestRunReportsARefusedStep(t *testing.T) {
 	if out.Report == nil || *out.Report != want || out.Status != jail.ReservedStatus {
 		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
 			out, out.Report, want, jail.ReservedStatus, stderr)
+	}
+}
+
+// TestRunWithoutAFilterFails: the init has no seccomp compiler of its own;
+// a spec without a compiled program fails at the seccomp step, loudly,
+// instead of running the target without a filter.
+func TestRunWithoutAFilterFails(t *testing.T) {
+	req, stderr := jailRequest(t, "true")
+	req.Spec.Filter = nil
+	out, _ := runWithin(t, req)
+	want := degrade.Report{Step: jail.StepSeccomp.String(), Errno: syscall.EINVAL}
+	if out.Report == nil || *out.Report != want || out.Status != jail.ReservedStatus {
+		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
+			out, out.Report, want, jail.ReservedStatus, stderr)
+	}
+	if v := degrade.Classify(out); v.Kind != degrade.Failed {
+		t.Errorf("classified %v, want failed", v.Kind)
 	}
 }
 

@@ -38,6 +38,7 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  CapInh CapPrm CapEff CapBnd CapAmb\t%s %s %s %s %s\n", rb.CapInh, rb.CapPrm, rb.CapEff, rb.CapBnd, rb.CapAmb)
 		fmt.Fprintf(tw, "  NoNewPrivs, Seccomp\t%s, %s\n", rb.NoNewPrivs, rb.Seccomp)
 		fmt.Fprintf(tw, "  pid, and PID 1\t%d, %s\n", rb.PID, rb.PID1)
+		fmt.Fprintf(tw, "  the init's binary\t%s\n", rb.Exe)
 		fmt.Fprintf(tw, "  network devices\t%s\n", strings.Join(rb.NetDevices, " "))
 		fmt.Fprintf(tw, "  root read-only\t%v\n", rb.RootRO)
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	seccomp "github.com/seccomp/libseccomp-golang"
+
+	"wsh/wrap"
 )
 
 // version is set at build time with -ldflags '-X main.version=...'.
@@ -25,5 +27,6 @@ func printVersion(w io.Writer) int {
 	}
 	major, minor, micro := seccomp.GetLibraryVersion()
 	fmt.Fprintf(w, "libseccomp: %d.%d.%d\n", major, minor, micro)
+	fmt.Fprintf(w, "jail init: %s\n", wrap.InitDescription())
 	return 0
 }

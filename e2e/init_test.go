@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestShippedInitIsEmbedded: every jail init of the wsh that make build
+// makes runs from the embedded cgo-free init, not from a copy of wsh. The
+// kernel says so from outside: /proc/PID/exe of the init of a running
+// command, and the size of that file.
+func TestShippedInitIsEmbedded(t *testing.T) {
+	out, err := exec.Command(wshBin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^jail init: embedded, without cgo \((\d+) bytes\)$`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("wsh version does not name an embedded init:\n%s", out)
+	}
+	size, _ := strconv.ParseInt(string(m[1]), 10, 64)
+
+	dir := workDir(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := wshCmd(ctx, root, dir, nil, "-c", "/bin/sleep 30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	init := 0
+	for deadline := time.Now().Add(20 * time.Second); init == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		init = childWithArg0(t, cmd.Process.Pid, "wsh-jail-init", "/bin/sleep")
+	}
+	if init == 0 {
+		t.Fatal("no jail init running /bin/sleep appeared under wsh")
+	}
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(init) + "/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe != "/memfd:wsh-jail-init (deleted)" {
+		t.Errorf("the jail init runs from %q, want the embedded init (/memfd:wsh-jail-init)", exe)
+	}
+	st, err := os.Stat("/proc/" + strconv.Itoa(init) + "/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != size {
+		t.Errorf("the init's binary has %d bytes; wsh version says the embedded one has %d", st.Size(), size)
+	}
+	if self, err := os.Stat(wshBin); err == nil && st.Size() >= self.Size() {
+		t.Errorf("the init's binary (%d bytes) is not smaller than wsh (%d bytes)", st.Size(), self.Size())
+	}
+}
+
+// childWithArg0 returns a child of pid whose argv[0] is arg0 and that has
+// a child of its own running target, or 0.
+func childWithArg0(t *testing.T, pid int, arg0, target string) int {
+	t.Helper()
+	for _, c := range childrenOfPid(pid) {
+		if argv0(c) != arg0 {
+			continue
+		}
+		for _, gc := range childrenOfPid(c) {
+			if argv0(gc) == target {
+				return c
+			}
+		}
+	}
+	return 0
+}
+
+// childrenOfPid reads the children of every thread of pid.
+func childrenOfPid(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func argv0(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	a, _, _ := strings.Cut(string(b), "\x00")
+	return a
+}
