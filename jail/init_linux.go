@@ -62,14 +62,21 @@ func SetupSteps() []Step {
 }
 
 func initMain() int {
-	// Before the thread is locked: os/signal starts a goroutine, which on
-	// a locked main thread costs a thread of its own (about 0.5 ms). A
-	// signal that comes during the setup waits here for the target.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
 	// The target may signal its own PID 1; what is not forwarded must not
 	// crash it (Go dumps its stacks on SIGABRT) or stop the reaping.
 	signal.Ignore(ignored...)
+	// os/signal's first Notify starts two threads (the runtime's signal
+	// thread and os/signal's loop): about 0.3 ms, which runs here while
+	// the setup does, and is over before the target is forked. A signal
+	// before then ends the init by Go's default action (SIGQUIT with a
+	// stack dump), before any target runs; one after waits in sigs and
+	// is forwarded to the target as soon as it starts.
+	sigs := make(chan os.Signal, 8)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, forwarded...)
+		close(notified)
+	}()
 	// Capabilities and no_new_privs are per thread (capabilities(7): "each
 	// thread has ... capability sets"), and the target is forked from the
 	// thread that dropped them, so this goroutine stays on its thread.
@@ -92,6 +99,7 @@ func initMain() int {
 		writeReport(step, err)
 		return ReservedStatus
 	}
+	<-notified
 	return reap(spec, sigs)
 }
 

@@ -15,7 +15,7 @@ type Readback struct {
 	NoNewPrivs string   `json:"no_new_privs"`
 	Seccomp    string   `json:"seccomp"`
 	PID        int      `json:"pid"`
-	Exe        string   `json:"exe"` // what /proc/self/exe is: the init's own binary
+	Exe        string   `json:"exe"`  // what /proc/self/exe is: the init's own binary
 	PID1       string   `json:"pid1"` // argv[0] of PID 1 in this PID namespace
 	NetDevices []string `json:"net_devices"`
 	RootRO     bool     `json:"root_read_only"`
