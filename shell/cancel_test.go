@@ -60,3 +60,36 @@ func procsWith(s string) []string {
 	}
 	return found
 }
+
+// TestCancelDuringSetup cancels jailed commands at moments spread over the
+// jail's start and setup: every Run returns promptly with the context's
+// error, nothing reaches the script's stderr (no Go runtime output from the
+// init, no wsh message), and nothing of the jails is left.
+func TestCancelDuringSetup(t *testing.T) {
+	var stderr strings.Builder
+	r, err := shell.New(shell.StdIO(nil, os.Stdout, &stderr), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i)*100*time.Microsecond)
+		start := time.Now()
+		err := r.Run(ctx, `/bin/sleep 302.5`)
+		cancel()
+		// Well under the 2 s between SIGTERM and SIGKILL: a jail whose
+		// target has not started is killed at once.
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("cancelled after %v: Run took %v", time.Duration(i)*100*time.Microsecond, took)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("cancelled after %v: Run = %v, want the context's error", time.Duration(i)*100*time.Microsecond, err)
+		}
+	}
+	for _, s := range []string{"goroutine", "SIG", "panic", "wsh:"} {
+		if strings.Contains(stderr.String(), s) {
+			t.Errorf("stderr has %q:\n%s", s, stderr.String())
+		}
+	}
+	waitFor(t, func() bool { return len(procsWith("302.5")) == 0 }, "every process of the jails to be gone")
+}

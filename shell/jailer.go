@@ -247,12 +247,14 @@ func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	out := wrap.Run(ctx, j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr))
+	if err := ctx.Err(); err != nil {
+		// Cancelled: whatever the jail got to, the command's outcome is the
+		// cancellation, and it teaches the degrade state nothing.
+		return err
+	}
 	v := j.state.Settle(degrade.Classify(out))
 	switch v.Kind {
 	case degrade.Ran:
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		return exitStatus(v.Status)
 	case degrade.NotExecutable:
 		return j.notExecutable(ctx, c, v.Errno)

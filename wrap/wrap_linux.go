@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,7 +36,8 @@ type Request struct {
 
 // Run runs the request in a jail and returns what the parent saw.
 func Run(ctx context.Context, req *Request) degrade.Outcome {
-	cmd, rd, err := command(ctx, req)
+	var started atomic.Bool
+	cmd, rd, err := command(ctx, req, &started)
 	if err != nil {
 		return degrade.Outcome{StartErr: err}
 	}
@@ -49,7 +51,14 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 		return startFailed(err, req.Spec.HostNetwork)
 	}
 	report := make(chan []byte, 1)
-	go func() { report <- readSentinel(rd, req.Started) }()
+	go func() {
+		report <- readSentinel(rd, func() {
+			started.Store(true)
+			if req.Started != nil {
+				req.Started()
+			}
+		})
+	}()
 	werr := cmd.Wait()
 	out := degrade.Outcome{Status: exitStatus(cmd, werr), ExecStep: jail.StepExec.String()}
 	if r, ok := jail.DecodeReport(<-report); ok {
@@ -87,7 +96,7 @@ func readSentinel(rd *os.File, started func()) []byte {
 }
 
 // command builds the *exec.Cmd of the jail init and the sentinel's read end.
-func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
+func command(ctx context.Context, req *Request, started *atomic.Bool) (*exec.Cmd, *os.File, error) {
 	spec, err := specFile(&req.Spec)
 	if err != nil {
 		return nil, nil, err
@@ -113,7 +122,16 @@ func command(ctx context.Context, req *Request) (*exec.Cmd, *os.File, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdin, req.Stdout, req.Stderr
 	cmd.ExtraFiles = []*os.File{wr, spec} // fds 3 and 4: jail.ReportFD, jail.SpecFD
 	cmd.SysProcAttr = sysProcAttr(req.Spec.HostNetwork)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// A cancelled target gets SIGTERM, forwarded by the init, and SIGKILL
+	// KillTimeout later. Before the target has started there is nothing
+	// to stop gracefully, and the init may not take SIGTERM yet (as PID 1
+	// it does not get signals it has no handler for): it gets SIGKILL.
+	cmd.Cancel = func() error {
+		if started.Load() {
+			return cmd.Process.Signal(syscall.SIGTERM)
+		}
+		return cmd.Process.Kill()
+	}
 	cmd.WaitDelay = req.KillTimeout
 	return cmd, rd, nil
 }
