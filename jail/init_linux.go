@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -27,26 +28,43 @@ func Init() {
 	}
 }
 
-// readSpec reads the spec from SpecFD and closes it.
+// readSpec reads the spec from SpecFD and closes it. The init reads with
+// plain read(2), not an *os.File: os registers every file with its poller
+// first, which costs a fresh process more than the read.
 func readSpec() (*Spec, error) {
 	if len(os.Args) != 1 {
 		return nil, errors.New("jail init: bad argv")
 	}
-	f := os.NewFile(SpecFD, "spec")
-	if f == nil {
-		return nil, errors.New("jail init: no spec")
+	defer unix.Close(SpecFD)
+	return ReadSpec(fdReader(SpecFD))
+}
+
+// fdReader reads a descriptor with read(2).
+type fdReader int
+
+func (fd fdReader) Read(p []byte) (int, error) {
+	n, err := retryEINTR(func() (int, error) { return unix.Read(int(fd), p) })
+	switch {
+	case err != nil:
+		return 0, os.NewSyscallError("read", err)
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
 	}
-	defer f.Close()
-	return ReadSpec(f)
+	return n, nil
 }
 
 // inInitialUserNamespace reports whether this process is in the initial
 // user namespace, whose uid map is the whole range (user_namespaces(7)).
 // wsh's jail maps exactly one uid.
 func inInitialUserNamespace() bool {
-	b, err := os.ReadFile("/proc/self/uid_map")
+	fd, err := unix.Open("/proc/self/uid_map", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return true // cannot tell: refuse
+	}
+	defer unix.Close(fd)
+	b, err := io.ReadAll(io.LimitReader(fdReader(fd), 4096))
+	if err != nil {
+		return true
 	}
 	f := strings.Fields(string(b))
 	return len(f) != 3 || f[2] != "1"

@@ -6,7 +6,7 @@ package jail
 // a command that renames a parent and leaves a symlink in its place cannot
 // redirect a writable bind, or a hidden mount, somewhere else.
 type PathID struct {
-	Path string `json:"p"`
-	Dev  uint64 `json:"d"`
-	Ino  uint64 `json:"i"`
+	Path string
+	Dev  uint64
+	Ino  uint64
 }

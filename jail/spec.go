@@ -1,7 +1,8 @@
 package jail
 
 import (
-	"encoding/json"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,29 +15,29 @@ const InitArg0 = "wsh-jail-init"
 type Spec struct {
 	// Writable paths are bound read-write at the same paths; all must be
 	// absolute, existing and resolved.
-	Writable []PathID `json:"w,omitempty"`
+	Writable []PathID
 	// Hidden paths get an empty, unreadable mount over them. Those that
 	// did not exist when wsh started have no identity (Dev and Ino 0) and
 	// are left alone.
-	Hidden []PathID `json:"h,omitempty"`
+	Hidden []PathID
 	// ShmDir, a directory in the host's /dev/shm, is bound read-only at the
 	// same path in the jail's own /dev/shm: the interpreter's FIFOs, which
 	// no jail can write to, of this session or another.
-	ShmDir PathID `json:"s,omitempty"`
+	ShmDir PathID
 	// Filter is the seccomp policy's BPF program, compiled by the parent
 	// for this spec (CompileFilter). The init only loads it: without one
 	// the seccomp step fails (EINVAL), and the jail with it.
-	Filter []byte `json:"f,omitempty"`
+	Filter []byte
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
-	AllowUnix bool `json:"u,omitempty"`
+	AllowUnix bool
 	// HostNetwork shares the host's network namespace.
-	HostNetwork bool `json:"n,omitempty"`
+	HostNetwork bool
 	// Dir is the working directory of the target.
-	Dir string `json:"d"`
+	Dir string
 	// Path is the resolved executable; Args is its argv, Args[0] included.
-	Path string   `json:"p"`
-	Args []string `json:"a"`
+	Path string
+	Args []string
 }
 
 // SpecFD is the descriptor on which the jail init reads its spec. The
@@ -44,19 +45,171 @@ type Spec struct {
 // own argv would be), and /proc/1/cmdline would show it in the jail.
 const SpecFD = 4
 
-// Encode returns the spec's wire form.
-func (s *Spec) Encode() ([]byte, error) { return json.Marshal(s) }
+// specMagic starts the wire form; the last byte is its version.
+const specMagic = "wsh-spec\x01"
+
+// maxSpec bounds what the init reads: far above a real spec (argv and
+// environment together are limited to about 2 MiB by the kernel).
+const maxSpec = 64 << 20
+
+// Encode returns the spec's wire form: a small binary form that the init
+// decodes without reflection (JSON cost the init about 0.3 ms).
+func (s *Spec) Encode() ([]byte, error) {
+	var e encoder
+	e.b = append(e.b, specMagic...)
+	var flags byte
+	if s.AllowUnix {
+		flags |= 1
+	}
+	if s.HostNetwork {
+		flags |= 2
+	}
+	e.b = append(e.b, flags)
+	e.ids(s.Writable)
+	e.ids(s.Hidden)
+	e.id(s.ShmDir)
+	e.bytes(s.Filter)
+	e.str(s.Dir)
+	e.str(s.Path)
+	e.u32(uint32(len(s.Args)))
+	for _, a := range s.Args {
+		e.str(a)
+	}
+	if len(e.b) > maxSpec {
+		return nil, fmt.Errorf("jail spec: %d bytes, more than %d", len(e.b), maxSpec)
+	}
+	return e.b, nil
+}
 
 // ReadSpec reads and checks a spec.
 func ReadSpec(r io.Reader) (*Spec, error) {
-	var s Spec
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
+	b, err := io.ReadAll(io.LimitReader(r, maxSpec+1))
+	if err != nil {
+		return nil, fmt.Errorf("jail init: spec: %w", err)
+	}
+	s, err := decodeSpec(b)
+	if err != nil {
 		return nil, fmt.Errorf("jail init: spec: %w", err)
 	}
 	if s.Path == "" || len(s.Args) == 0 || s.Dir == "" {
 		return nil, errors.New("jail init: incomplete spec")
 	}
+	return s, nil
+}
+
+var errSpec = errors.New("malformed")
+
+func decodeSpec(b []byte) (*Spec, error) {
+	if len(b) > maxSpec || !bytes.HasPrefix(b, []byte(specMagic)) {
+		return nil, errSpec
+	}
+	d := decoder{b: b[len(specMagic):]}
+	var s Spec
+	flags := d.byte()
+	s.AllowUnix, s.HostNetwork = flags&1 != 0, flags&2 != 0
+	s.Writable = d.ids()
+	s.Hidden = d.ids()
+	s.ShmDir = d.id()
+	s.Filter = d.bytes()
+	s.Dir = d.str()
+	s.Path = d.str()
+	if n := d.count(4); n > 0 {
+		s.Args = make([]string, n)
+		for i := range s.Args {
+			s.Args[i] = d.str()
+		}
+	}
+	if d.bad || len(d.b) != 0 || flags&^3 != 0 {
+		return nil, errSpec
+	}
 	return &s, nil
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) u32(v uint32)   { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+func (e *encoder) u64(v uint64)   { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *encoder) bytes(v []byte) { e.u32(uint32(len(v))); e.b = append(e.b, v...) }
+func (e *encoder) str(v string)   { e.u32(uint32(len(v))); e.b = append(e.b, v...) }
+func (e *encoder) id(p PathID)    { e.str(p.Path); e.u64(p.Dev); e.u64(p.Ino) }
+func (e *encoder) ids(ps []PathID) {
+	e.u32(uint32(len(ps)))
+	for _, p := range ps {
+		e.id(p)
+	}
+}
+
+// A decoder reads the wire form; any read past the end sets bad and
+// returns zero values from then on.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) take(n uint64) []byte {
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if v := d.take(1); v != nil {
+		return v[0]
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if v := d.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if v := d.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+// count reads a number of items of at least min bytes each, and refuses
+// one that the rest of the input cannot hold.
+func (d *decoder) count(min int) int {
+	n := d.u32()
+	if uint64(n)*uint64(min) > uint64(len(d.b)) {
+		d.bad = true
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) bytes() []byte {
+	v := d.take(uint64(d.u32()))
+	if len(v) == 0 {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
+
+func (d *decoder) str() string { return string(d.take(uint64(d.u32()))) }
+
+func (d *decoder) id() PathID { return PathID{Path: d.str(), Dev: d.u64(), Ino: d.u64()} }
+
+func (d *decoder) ids() []PathID {
+	n := d.count(4 + 8 + 8)
+	if n == 0 {
+		return nil
+	}
+	out := make([]PathID, n)
+	for i := range out {
+		out[i] = d.id()
+	}
+	return out
 }
 
 // UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.

@@ -1,0 +1,90 @@
+package jail
+
+import (
+	"bytes"
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func fullSpec() *Spec {
+	return &Spec{
+		Writable:    []PathID{{"/tmp", 1, 2}, {"/work/dir with space", 3, 4}},
+		Hidden:      []PathID{{"/home/u/.ssh", 5, 6}, {"/nonexistent", 0, 0}},
+		ShmDir:      PathID{"/dev/shm/wsh-1", 7, 8},
+		Filter:      bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 40),
+		AllowUnix:   true,
+		HostNetwork: true,
+		Dir:         "/work/dir with space",
+		Path:        "/usr/bin/printf",
+		Args:        []string{"printf", "%s\n", "", "ünïcode", strings.Repeat("x", 1000)},
+	}
+}
+
+// TestSpecRoundTrip: what the parent encodes, the init reads back exactly.
+func TestSpecRoundTrip(t *testing.T) {
+	for _, s := range []*Spec{fullSpec(), {Dir: "/", Path: "/bin/true", Args: []string{"true"}}} {
+		b, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadSpec(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("ReadSpec: %v", err)
+		}
+		if !reflect.DeepEqual(got, s) {
+			t.Errorf("read back %+v\nwant %+v", got, s)
+		}
+	}
+}
+
+// TestSpecRefusesMalformed: every truncation, a trailing byte, an unknown
+// flag, another version and a count the input cannot hold are refused.
+func TestSpecRefusesMalformed(t *testing.T) {
+	b, err := fullSpec().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(b) {
+		if _, err := ReadSpec(bytes.NewReader(b[:n])); err == nil {
+			t.Fatalf("a spec cut to %d of %d bytes was accepted", n, len(b))
+		}
+	}
+	bad := map[string][]byte{
+		"a trailing byte": append(append([]byte(nil), b...), 0),
+		"an unknown flag": func() []byte { c := bytes.Clone(b); c[len(specMagic)] |= 4; return c }(),
+		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 2; return c }(),
+		"a huge count": func() []byte {
+			c := []byte(specMagic + "\x00")
+			return binary.LittleEndian.AppendUint32(c, 1<<31)
+		}(),
+		"json": []byte(`{"d":"/","p":"/bin/true","a":["true"]}`),
+	}
+	for name, c := range bad {
+		if _, err := ReadSpec(bytes.NewReader(c)); err == nil {
+			t.Errorf("%s was accepted", name)
+		}
+	}
+}
+
+// FuzzSpec: decoding never panics, and what decodes encodes back to the
+// same bytes.
+func FuzzSpec(f *testing.F) {
+	b, _ := fullSpec().Encode()
+	f.Add(b)
+	f.Add([]byte(specMagic))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := decodeSpec(in)
+		if err != nil {
+			return
+		}
+		out, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, in) {
+			t.Errorf("decode then encode changed the bytes:\n%q\n%q", in, out)
+		}
+	})
+}
