@@ -4,11 +4,11 @@
 // jail starts without libc's start-up or the rest of wsh. It is not meant
 // to be run by hand.
 //
-// The init reads no cgroup files to size GOMAXPROCS (Go 1.25's default):
-// that is work at every jail's start, for a process that needs no
-// parallelism of its own.
+// The init does not re-read its cgroup's CPU limit in the background to
+// resize GOMAXPROCS (Go 1.25's default): it needs no parallelism of its
+// own. (The runtime still reads the cgroup files once at start, whatever
+// the settings.)
 //
-//go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
 package main
 
