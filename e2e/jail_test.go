@@ -280,3 +280,38 @@ func TestJailEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestJailSignalDispositions reads the target's signal mask and ignored
+// signals from /proc/self/status: a jailed command starts with nothing
+// blocked and nothing ignored (the init catches the signals it drops, so
+// none reaches the target ignored), except SIGHUP when wsh itself was
+// started with it ignored (nohup), which the target inherits as it would
+// from a shell.
+func TestJailSignalDispositions(t *testing.T) {
+	script := "grep -E '^Sig(Blk|Ign):' /proc/self/status"
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			out := mustJail(t, u, dir, nil, script)
+			if got := statusField(t, out, "SigBlk"); got != "0000000000000000" {
+				t.Errorf("SigBlk %s, want none blocked", got)
+			}
+			if got := statusField(t, out, "SigIgn"); got != "0000000000000000" {
+				t.Errorf("SigIgn %s, want none ignored", got)
+			}
+
+			// wsh started with SIGHUP ignored: sh's trap "" sets SIG_IGN,
+			// which exec keeps.
+			cmd := wshCmd(context.Background(), u, dir, jailEnv)
+			cmd.Path = "/bin/sh"
+			cmd.Args = []string{"sh", "-c", `trap "" HUP; exec "$0" -c "$1"`, wshBin, script}
+			b, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("wsh under trap \"\" HUP: %v", err)
+			}
+			if got := statusField(t, string(b), "SigIgn"); got != "0000000000000001" {
+				t.Errorf("under nohup, SigIgn %s, want only SIGHUP (1)", got)
+			}
+		})
+	}
+}

@@ -80,9 +80,6 @@ func SetupSteps() []Step {
 }
 
 func initMain() int {
-	// The target may signal its own PID 1; what is not forwarded must not
-	// crash it (Go dumps its stacks on SIGABRT) or stop the reaping.
-	signal.Ignore(ignored...)
 	// os/signal's first Notify starts two threads (the runtime's signal
 	// thread and os/signal's loop): about 0.3 ms, which runs here while
 	// the setup does, and is over before the target is forked. A signal
@@ -92,7 +89,12 @@ func initMain() int {
 	sigs := make(chan os.Signal, 8)
 	notified := make(chan struct{})
 	go func() {
-		signal.Notify(sigs, forwarded...)
+		signal.Notify(sigs, forwardedSignals()...)
+		// The target may signal its own PID 1; the other signals are
+		// caught and dropped, so they neither crash the init (Go dumps
+		// its stacks on SIGABRT) nor stop the reaping. Caught, not
+		// ignored: an ignored signal would stay ignored in the target.
+		signal.Notify(make(chan os.Signal, 1), dropped...)
 		close(notified)
 	}()
 	// Capabilities and no_new_privs are per thread (capabilities(7): "each

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"os"
+	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -10,8 +11,21 @@ import (
 // forwarded are the signals the reaper passes on to the target.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
 
-// ignored are the other signals a target can send its PID 1.
-var ignored = []os.Signal{unix.SIGABRT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGPIPE, unix.SIGTRAP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ}
+// forwardedSignals are those of forwarded that the init did not inherit
+// ignored: wsh passes SIGHUP and SIGINT on ignored when they are ignored in
+// wsh (nohup), and then the target inherits them ignored too.
+func forwardedSignals() []os.Signal {
+	var out []os.Signal
+	for _, s := range forwarded {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// dropped are the other signals a target can send its PID 1.
+var dropped = []os.Signal{unix.SIGABRT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGPIPE, unix.SIGTRAP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ}
 
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.
