@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +223,29 @@ func mustDegrade(b *testing.B, r *interp.Runner, j *shell.Jailer) {
 	}
 	if _, ok := j.Degraded(); !ok {
 		b.Skip("this host allows the jail; the degraded path runs under the hostile harness: hostile 1 -- bench.test (see bench/run.sh)")
+	}
+}
+
+// BenchmarkJailParentHeap is the jail's cost per command when the program
+// that runs wsh holds a large heap, as an agent tool embedding the library
+// may: heap=N is N MiB allocated and touched before the loop. A start that
+// copies the caller's page tables (fork, which os/exec does for a new user
+// namespace) grows with N; one that shares them (CLONE_VM|CLONE_VFORK, as
+// wrap's spawn does) does not.
+func BenchmarkJailParentHeap(b *testing.B) {
+	for _, mb := range []int{0, 256} {
+		b.Run(fmt.Sprintf("heap=%dMiB", mb), func(b *testing.B) {
+			ballast := make([]byte, mb<<20)
+			for i := 0; i < len(ballast); i += 4096 {
+				ballast[i] = 1
+			}
+			run := findPath("jail").setup(b)
+			for b.Loop() {
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.KeepAlive(ballast)
+		})
 	}
 }

@@ -52,6 +52,9 @@ step "per exec, paired: A and B alternate (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|bwrap-vs-bare)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 
+step "per exec, the jail with a large heap in the calling program (-count $COUNT)"
+"$BT" -test.run '^$' -test.bench '^BenchmarkJailParentHeap$' -test.count "$COUNT" | tee -a "$RAW"
+
 step "per exec, under the hostile harness's mode 1 (clone refused: EPERM)"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
 	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|degraded|attempt-per-exec)$' \

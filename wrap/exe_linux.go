@@ -99,17 +99,25 @@ func copySelf() (*os.File, error) {
 	return mem, nil
 }
 
-// namespacesAllowed checks a mode-1 refusal: it clones with the jail's
-// flags and id maps, as the refused start did, and execs a path that does
-// not exist. ENOENT means the clone and the id maps were allowed, so the
-// refusal came from the exec of wsh's own binary, not from the host.
+// namespacesAllowed checks a mode-1 refusal: it starts a child with the
+// jail's namespaces and id maps, as the refused start did, that execs a
+// path that does not exist. ENOENT at that exec means the clone and the id
+// maps were allowed, so the refusal came from the exec of wsh's own
+// binary, not from the host.
 func namespacesAllowed(hostNetwork bool) bool {
-	p, err := os.StartProcess("/proc/self/nonexistent-wsh-check", []string{"wsh-check"},
-		&os.ProcAttr{Sys: sysProcAttr(hostNetwork)})
-	if err == nil {
-		p.Kill() // cannot happen: nothing is there to run
-		p.Wait()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
 		return false
 	}
-	return errors.Is(err, unix.ENOENT)
+	defer null.Close()
+	pid, err := spawn("/proc/self/nonexistent-wsh-check", []string{"wsh-check"}, []string{},
+		[5]*os.File{null, null, null, null, null}, hostNetwork)
+	if err == nil { // cannot happen: nothing is there to run
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		return false
+	}
+	var se *SpawnError
+	return errors.As(err, &se) && se.Step == "execve" && se.Err == unix.ENOENT
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -36,37 +35,128 @@ type Request struct {
 
 // Run runs the request in a jail and returns what the parent saw.
 func Run(ctx context.Context, req *Request) degrade.Outcome {
-	var started atomic.Bool
-	cmd, rd, err := command(ctx, req, &started)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return degrade.Outcome{StartErr: err}
 	}
-	defer rd.Close()
-	err = cmd.Start()
-	// The read end sees EOF only once every write end is closed: ours must
-	// go now, or a silent child would hang the read below.
-	cmd.ExtraFiles[0].Close()
-	cmd.ExtraFiles[1].Close()
+	var started atomic.Bool
+	p, rd, cio, err := start(req)
 	if err != nil {
 		return startFailed(err, req.Spec.HostNetwork)
 	}
+	defer rd.Close()
+	cio.start()
 	report := make(chan []byte, 1)
+	setupOver := make(chan struct{})
 	go func() {
-		report <- readSentinel(rd, func() {
+		b := readSentinel(rd, func() {
 			started.Store(true)
 			if req.Started != nil {
 				req.Started()
 			}
 		})
+		close(setupOver)
+		report <- b
 	}()
-	werr := cmd.Wait()
-	out := degrade.Outcome{Status: exitStatus(cmd, werr), ExecStep: jail.StepExec.String()}
+	exited := make(chan struct{})
+	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
+	state, _ := p.Wait()
+	close(exited)
+	cio.wait(req.KillTimeout)
+	out := degrade.Outcome{Status: exitStatus(state), ExecStep: jail.StepExec.String()}
 	if r, ok := jail.DecodeReport(<-report); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
 		out.PathStep = r.Step.ResolvesPath()
 		out.Note = r.Step.Note(r.Errno)
 	}
 	return out
+}
+
+// start starts the jail init: its spec on SpecFD, the sentinel's write end
+// on ReportFD, the request's standard streams on 0 to 2. It returns the
+// process, the sentinel's read end, and the streams' copying.
+func start(req *Request) (*os.Process, *os.File, *childIO, error) {
+	exe, err := exePath()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	spec, err := specFile(&req.Spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer spec.Close()
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cio, err := newChildIO(req.Stdin, req.Stdout, req.Stderr)
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		return nil, nil, nil, err
+	}
+	env := req.Env
+	if env == nil {
+		env = []string{}
+	}
+	// No working directory is set: a chdir refused here would look like a
+	// refused clone (mode 1); the init's own chdir step reports it as a
+	// path step.
+	pid, err := spawn(exe, []string{jail.InitArg0}, env,
+		[5]*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec}, req.Spec.HostNetwork)
+	// The read end sees EOF only once every write end is closed: ours must
+	// go now, or a silent child would hang the read of the sentinel.
+	wr.Close()
+	cio.closeChildEnds()
+	if err != nil {
+		rd.Close()
+		cio.closeParentEnds()
+		return nil, nil, nil, err
+	}
+	p, err := os.FindProcess(pid) // a pidfd, where the kernel has them
+	if err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		rd.Close()
+		cio.closeParentEnds()
+		return nil, nil, nil, err
+	}
+	return p, rd, cio, nil
+}
+
+// stopOnCancel stops the jail when ctx is done before it exits. A started
+// target gets SIGTERM, forwarded by the init, and SIGKILL killTimeout
+// later. The init takes SIGTERM only once its target has started (before
+// its handlers exist, PID 1 does not get a signal at all), and only the
+// sentinel says when: a cancel during the setup waits for it, at most
+// killTimeout. A jail that failed, or is stuck in its setup, gets SIGKILL.
+func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setupOver <-chan struct{}, killTimeout time.Duration, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(killTimeout)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return
+	case <-setupOver:
+	case <-t.C:
+		p.Kill()
+		return
+	}
+	if !started.Load() {
+		p.Kill()
+		return
+	}
+	p.Signal(syscall.SIGTERM)
+	t.Reset(killTimeout)
+	select {
+	case <-exited:
+	case <-t.C:
+		p.Kill()
+	}
 }
 
 // startFailed is the outcome of a start that failed. An EPERM or EACCES
@@ -95,47 +185,6 @@ func readSentinel(rd *os.File, started func()) []byte {
 	return buf[:n]
 }
 
-// command builds the *exec.Cmd of the jail init and the sentinel's read end.
-func command(ctx context.Context, req *Request, started *atomic.Bool) (*exec.Cmd, *os.File, error) {
-	spec, err := specFile(&req.Spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		spec.Close()
-		return nil, nil, err
-	}
-	exe, err := exePath()
-	if err != nil {
-		spec.Close()
-		return nil, nil, err
-	}
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Args = []string{jail.InitArg0}
-	cmd.Env = req.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
-	// No cmd.Dir: a chdir refused in the child would look like a refused
-	// clone (mode 1); the init's own chdir step reports it as a path step.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdin, req.Stdout, req.Stderr
-	cmd.ExtraFiles = []*os.File{wr, spec} // fds 3 and 4: jail.ReportFD, jail.SpecFD
-	cmd.SysProcAttr = sysProcAttr(req.Spec.HostNetwork)
-	// A cancelled target gets SIGTERM, forwarded by the init, and SIGKILL
-	// KillTimeout later. Before the target has started there is nothing
-	// to stop gracefully, and the init may not take SIGTERM yet (as PID 1
-	// it does not get signals it has no handler for): it gets SIGKILL.
-	cmd.Cancel = func() error {
-		if started.Load() {
-			return cmd.Process.Signal(syscall.SIGTERM)
-		}
-		return cmd.Process.Kill()
-	}
-	cmd.WaitDelay = req.KillTimeout
-	return cmd, rd, nil
-}
-
 // specFile puts the encoded spec in a memfd, read from the start.
 func specFile(s *jail.Spec) (*os.File, error) {
 	b, err := s.Encode()
@@ -158,39 +207,12 @@ func specFile(s *jail.Spec) (*os.File, error) {
 	return f, nil
 }
 
-func sysProcAttr(hostNetwork bool) *syscall.SysProcAttr {
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
-	if !hostNetwork {
-		flags |= syscall.CLONE_NEWNET
-	}
-	uid, gid := os.Getuid(), os.Getgid()
-	return &syscall.SysProcAttr{
-		Cloneflags: flags,
-		// The identity map: the same ids inside as outside.
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		// A uid other than 0 loses every capability at the exec of the jail
-		// init (capabilities(7), "Transformation of capabilities during
-		// execve"); ambient ones survive it. The init needs these for its
-		// setup, and empties every set before the target runs.
-		AmbientCaps: initCaps,
-		Setsid:      true,
-		Pdeathsig:   syscall.SIGKILL,
-	}
-}
-
-// initCaps are the capabilities, in the jail's own user namespace, that
-// the setup steps use: mounts, bringing up lo, dropping the bounding set.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
-
-func exitStatus(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState == nil {
+func exitStatus(state *os.ProcessState) int {
+	if state == nil {
 		return 126
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
-	return cmd.ProcessState.ExitCode()
+	return state.ExitCode()
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // probeClone does what wsh does to start its jail init (clone with the same
-// namespace flags and id maps: see wrap.sysProcAttr) and prints what the
+// namespace flags and id maps as wrap's spawn) and prints what the
 // kernel answered, then what the child saw. The child is this harness again,
 // as probeChild.
 func probeClone() int {

@@ -97,6 +97,7 @@ var ratios = []ratio{
 	{host: "hostile-mode1", num: "BenchmarkExec/path=degraded", den: "BenchmarkExec/path=opted-out", max: 1.10, note: "target: degraded <= 1.10 x opted-out"},
 	{host: "hostile-mode1", num: "BenchmarkExec/path=attempt-per-exec", den: "BenchmarkExec/path=opted-out", note: "what a jail attempt per exec would cost"},
 	{host: "hostile-mode1", num: "BenchmarkExec/path=opted-out", den: "BenchmarkExec/path=default-handler"},
+	{host: "normal", num: "BenchmarkJailParentHeap/heap=256MiB", den: "BenchmarkJailParentHeap/heap=0MiB", note: "the jail with a 256 MiB heap in the caller vs none"},
 	{host: "normal", num: "BenchmarkScript/path=wsh-jail", den: "BenchmarkScript/path=bash-bwrap", note: "200 commands: wsh -c vs bash + bwrap each"},
 	{host: "normal", num: "BenchmarkScript/path=wsh-jail", den: "BenchmarkScript/path=bash-bare"},
 	{host: "normal", num: "BenchmarkScript/path=wsh-opted-out", den: "BenchmarkScript/path=bash-bare"},
