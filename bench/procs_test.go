@@ -62,24 +62,10 @@ func childrenOf(pid int) []proc {
 	return out
 }
 
-// jailInits returns the jail inits anywhere on the host whose spec names
-// token (the jail init has its spec, with the working directory, in its
-// argv).
-func jailInits(token string) []proc {
-	var out []proc
-	for _, p := range procs() {
-		if len(p.args) > 0 && p.args[0] == "wsh-jail-init" && strings.Contains(strings.Join(p.args, " "), token) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // A snapshot is what this process holds that a jailed exec could leak.
 type snapshot struct {
 	fds      int               // entries of /proc/self/fd
-	children []proc            // processes whose parent is this one
-	inits    []proc            // jail inits of this package's jails
+	children []proc            // processes whose parent is this one: a jail init left running is one
 	mounts   int               // lines of /proc/self/mountinfo
 	nsfs     int               // namespaces pinned by a bind mount
 	ns       map[string]string // this process's own namespaces
@@ -92,7 +78,7 @@ func takeSnapshot(tb testing.TB) snapshot {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := snapshot{fds: len(fds), children: childrenOf(os.Getpid()), inits: jailInits(workDir), ns: map[string]string{}}
+	s := snapshot{fds: len(fds), children: childrenOf(os.Getpid()), ns: map[string]string{}}
 	mi, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		tb.Fatal(err)
@@ -117,8 +103,8 @@ func takeSnapshot(tb testing.TB) snapshot {
 }
 
 func (s snapshot) String() string {
-	return fmt.Sprintf("fds %d, children %d, jail inits %d, mounts %d, nsfs mounts %d, threads %d",
-		s.fds, len(s.children), len(s.inits), s.mounts, s.nsfs, s.threads)
+	return fmt.Sprintf("fds %d, children %d, mounts %d, nsfs mounts %d, threads %d",
+		s.fds, len(s.children), s.mounts, s.nsfs, s.threads)
 }
 
 // leaks compares a snapshot taken after the execs with the one before and
@@ -129,7 +115,7 @@ func leaks(tb testing.TB, before snapshot) []string {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		after = takeSnapshot(tb)
-		if (len(after.children) == 0 && len(after.inits) == 0 && after.fds <= before.fds) || time.Now().After(deadline) {
+		if (len(after.children) == 0 && after.fds <= before.fds) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -140,9 +126,6 @@ func leaks(tb testing.TB, before snapshot) []string {
 	}
 	for _, p := range after.children {
 		out = append(out, fmt.Sprintf("a child is left: pid %d state %s %q", p.pid, p.state, p.args))
-	}
-	for _, p := range after.inits {
-		out = append(out, fmt.Sprintf("a jail init is left: pid %d (parent %d) state %s", p.pid, p.ppid, p.state))
 	}
 	if after.mounts != before.mounts || after.nsfs != before.nsfs {
 		out = append(out, fmt.Sprintf("mounts: %d (%d nsfs) before, %d (%d nsfs) after", before.mounts, before.nsfs, after.mounts, after.nsfs))

@@ -32,8 +32,9 @@ func jailedRunner(tb testing.TB, dir string, out, errw *bytes.Buffer) *shell.Run
 }
 
 // manyExecs runs n jailed execs in one Runner and fails on anything they
-// leave behind: descriptors, children (zombies included), jail inits,
-// mounts, namespaces.
+// leave behind: descriptors, children (zombies included; a jail init still
+// running is a child of this process, which outlives it), mounts,
+// namespaces.
 func manyExecs(tb testing.TB, n int) {
 	var out, errb bytes.Buffer
 	r := jailedRunner(tb, workDir, &out, &errb)
