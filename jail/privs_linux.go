@@ -2,8 +2,6 @@ package jail
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,14 +35,16 @@ func cloexecFrom3(*setupState) error {
 
 // dropCapabilities empties every capability set of this thread: the
 // bounding set first (dropping it needs CAP_SETPCAP), then the ambient set,
-// then effective, permitted and inheritable.
+// then effective, permitted and inheritable. The bounding set is dropped
+// from 0 up to the first capability the kernel does not know (EINVAL), which
+// is cap_last_cap + 1, without reading /proc/sys/kernel/cap_last_cap.
 func dropCapabilities(*setupState) error {
-	last, err := lastCap()
-	if err != nil {
-		return err
-	}
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL && c > 0 {
+			break
+		}
+		if err != nil {
 			return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
 		}
 	}
@@ -57,18 +57,6 @@ func dropCapabilities(*setupState) error {
 		return os.NewSyscallError("capset", err)
 	}
 	return nil
-}
-
-func lastCap() (int, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, &os.PathError{Op: "parse", Path: "/proc/sys/kernel/cap_last_cap", Err: unix.EINVAL}
-	}
-	return n, nil
 }
 
 func setNoNewPrivs(*setupState) error {
