@@ -3,6 +3,7 @@ package degrade
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -18,6 +19,9 @@ type Outcome struct {
 	// StartErr is the error of starting the jail init (clone, the id maps,
 	// the exec of wsh itself); when it is set nothing else is.
 	StartErr error
+	// StartStep names the part of the start that failed, when it was not
+	// the clone itself (the uid map write, the exec of the init, ...).
+	StartStep string
 	// Report is the report on the sentinel pipe, or nil.
 	Report *Report
 	// ExecStep is the name of the step whose report means the target could
@@ -93,7 +97,11 @@ func Classify(o Outcome) Verdict {
 		if isDenial(errno) && !o.NotHost {
 			kind = Denied
 		}
-		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr, Note: o.Note}
+		note := o.Note
+		if o.StartStep != "" && o.StartStep != StepClone {
+			note = strings.TrimPrefix(note+"; at "+o.StartStep, "; ")
+		}
+		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr, Note: note}
 	}
 	if o.Report == nil {
 		return Verdict{Kind: Ran, Status: o.Status}

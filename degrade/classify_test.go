@@ -24,6 +24,8 @@ func TestClassify(t *testing.T) {
 		{"start ENOSPC", Outcome{StartErr: startErr(syscall.ENOSPC)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.ENOSPC}},
 		{"start EINVAL", Outcome{StartErr: startErr(syscall.EINVAL)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.EINVAL}},
 		{"start ENOENT", Outcome{StartErr: startErr(syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.ENOENT}},
+		{"mode 1 at the uid map", Outcome{StartErr: startErr(syscall.EPERM), StartStep: "write /proc/self/uid_map"}, Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EPERM, Note: "at write /proc/self/uid_map"}},
+		{"start at execve, checked", Outcome{StartErr: startErr(syscall.EACCES), StartStep: "execve", NotHost: true, Note: "the namespaces were allowed"}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.EACCES, Note: "the namespaces were allowed; at execve"}},
 		{"mode 2 EPERM", Outcome{Report: rep("mount-private", syscall.EPERM), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: "mount-private", Errno: syscall.EPERM}},
 		{"mode 2 EACCES", Outcome{Report: rep("proc", syscall.EACCES), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EACCES}},
 		{"report EROFS", Outcome{Report: rep("writable", syscall.EROFS), Status: 125}, Verdict{Kind: Failed, Mode: 2, Step: "writable", Errno: syscall.EROFS}},

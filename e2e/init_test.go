@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,4 +98,24 @@ func argv0(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	a, _, _ := strings.Cut(string(b), "\x00")
 	return a
+}
+
+// TestUncheckedEmbeddedInitRefused: a wsh built with -tags wshinit but not
+// by scripts/build.sh (so with whatever wrap/initbin holds, perhaps from an
+// older tree) refuses to use its init: every command fails loudly and says
+// how to build it, rather than running jails with unchecked code.
+func TestUncheckedEmbeddedInitRefused(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "wsh-by-hand")
+	build := exec.Command("go", "build", "-tags", "wshinit", "-o", bin, "../cmd/wsh")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags wshinit: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-c", "/bin/true")
+	cmd.Dir = workDir(t, root)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 126 || !strings.Contains(string(out), "scripts/build.sh") {
+		t.Errorf("wsh built by hand with the tag: %v\n%s\nwant exit 126 and a message naming scripts/build.sh", err, out)
+	}
 }

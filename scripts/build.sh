@@ -10,8 +10,11 @@ out=$(realpath -m "$1")
 pkg=${2:-./cmd/wsh}
 cd "$(dirname "$0")/.."
 $GO generate ./wrap
+# The binary checks, when it makes its first jail, that the init it embeds
+# is the one generated here (wrap/init_embed.go).
+sum=$(sha256sum wrap/initbin/wsh-jail-init | cut -d' ' -f1)
 tags='netgo osusergo wshinit'
-ldflags='-linkmode external -extldflags "-static"'
+ldflags="-linkmode external -extldflags \"-static\" -X wsh/wrap.initSum=$sum"
 case $pkg in
 test:*) $GO test -c -tags "$tags" -ldflags "$ldflags" -o "$out" "${pkg#test:}" ;;
 *) $GO build -tags "$tags" -ldflags "$ldflags" -o "$out" "$pkg" ;;

@@ -1,16 +1,26 @@
 package wrap
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // childIO gives a child its three standard streams the way os/exec does:
-// an *os.File is passed as it is, nil is /dev/null, and any other reader or
+// an *os.File is passed on, nil is /dev/null, and any other reader or
 // writer gets a pipe and a goroutine that copies. The same writer for
 // stdout and stderr gets one pipe, so their order is kept.
+//
+// An *os.File is passed on as a copy of its descriptor, made while the
+// file is held open: the interpreter may close it from another goroutine
+// (mvdan.cc/sh closes a pipe's end when its side of a pipeline returns,
+// while a background job there may still start commands), and its number
+// could then name another file by the time the child is started. A file
+// that is already closed is /dev/null to the child.
 type childIO struct {
 	child   [3]*os.File // the child's ends
 	closeAt []*os.File  // ours to close once the child has them
@@ -44,7 +54,7 @@ func (c *childIO) input(r io.Reader) (*os.File, error) {
 	case nil:
 		return c.devNull(os.O_RDONLY)
 	case *os.File:
-		return r, nil
+		return c.pass(r, os.O_RDONLY)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -64,7 +74,7 @@ func (c *childIO) output(w io.Writer) (*os.File, error) {
 	case nil:
 		return c.devNull(os.O_WRONLY)
 	case *os.File:
-		return w, nil
+		return c.pass(w, os.O_WRONLY)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -77,6 +87,38 @@ func (c *childIO) output(w io.Writer) (*os.File, error) {
 		pr.Close()
 	})
 	return pw, nil
+}
+
+// pass returns a copy of f's descriptor, made while f is held open, or
+// /dev/null (opened with flag) if f is closed.
+func (c *childIO) pass(f *os.File, flag int) (*os.File, error) {
+	// As os/exec does: Fd puts the descriptor in blocking mode, which the
+	// child expects (Go's own pipes are non-blocking). Its number is not
+	// used: it may be stale by the time it is returned.
+	f.Fd()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var nfd int
+	var derr error
+	err = rc.Control(func(fd uintptr) {
+		nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if err != nil {
+		// Control's error for a closed file is internal to os; Stat's is
+		// os.ErrClosed, and a closed file stays closed.
+		if _, serr := f.Stat(); errors.Is(serr, os.ErrClosed) {
+			return c.devNull(flag)
+		}
+		return nil, err
+	}
+	if derr != nil {
+		return nil, os.NewSyscallError("fcntl(F_DUPFD_CLOEXEC)", derr)
+	}
+	d := os.NewFile(uintptr(nfd), f.Name())
+	c.closeAt = append(c.closeAt, d)
+	return d, nil
 }
 
 func (c *childIO) devNull(flag int) (*os.File, error) {

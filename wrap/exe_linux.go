@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -24,19 +23,26 @@ var selfCopy = sync.OnceValues(copySelf)
 // errNoMemfd says memfd_create itself was refused (vm.memfd_noexec=2, say).
 var errNoMemfd = errors.New("no executable memfd")
 
+// An initExe is what a jail init is executed from: an open file (the
+// sealed copy, executed by its descriptor), or a path.
+type initExe struct {
+	file *os.File
+	path string
+}
+
 // exePath is what a jail init is executed from: the sealed copy, or
 // /proc/self/exe only where the kernel refuses executable memfds (then the
 // init is this binary, embedded init or not). A copy that failed otherwise
 // is an error, not a quiet fallback.
-var exePath = func() (string, error) {
+var exePath = func() (initExe, error) {
 	f, err := selfCopy()
 	switch {
 	case errors.Is(err, errNoMemfd):
-		return SelfExe, nil
+		return initExe{path: SelfExe}, nil
 	case err != nil:
-		return "", fmt.Errorf("wsh: a sealed copy of its own binary: %v", err)
+		return initExe{}, fmt.Errorf("wsh: a sealed copy of its own binary: %v", err)
 	}
-	return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())), nil
+	return initExe{file: f, path: f.Name()}, nil
 }
 
 // PrepareSelfCopy makes the sealed copy now (a Jailer calls it when it is
@@ -71,6 +77,10 @@ func copySelf() (*os.File, error) {
 		return nil, fmt.Errorf("%w: %v", errNoMemfd, err)
 	}
 	mem := os.NewFile(uintptr(fd), name)
+	if err = checkEmbeddedInit(); err != nil {
+		mem.Close()
+		return nil, err
+	}
 	if len(embeddedInit) > 0 {
 		_, err = mem.Write(embeddedInit)
 	} else {
@@ -110,7 +120,7 @@ func namespacesAllowed(hostNetwork bool) bool {
 		return false
 	}
 	defer null.Close()
-	pid, err := spawn("/proc/self/nonexistent-wsh-check", []string{"wsh-check"}, []string{},
+	pid, err := spawn(initExe{path: "/proc/self/nonexistent-wsh-check"}, []string{"wsh-check"}, []string{},
 		[5]*os.File{null, null, null, null, null}, hostNetwork)
 	if err == nil { // cannot happen: nothing is there to run
 		unix.Kill(pid, unix.SIGKILL)

@@ -62,12 +62,13 @@ func namespaceFlags(hostNetwork bool) uintptr {
 	return flags
 }
 
-// spawn starts path with argv and env in fresh namespaces, with files as
-// its descriptors 0 to 4, in a session of its own, with the identity map
+// spawn starts exe with argv and env in fresh namespaces, with files as
+// its descriptors 0 to 4 and no other, in a session of its own, with the identity map
 // (the same uid and gid inside as outside), setgroups denied, SIGKILL as
 // its parent-death signal and initCaps in its ambient set. It returns the
 // pid once the child has exec'd.
-func spawn(path string, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, hostNetwork bool) (int, error) {
+func spawn(exe initExe, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, hostNetwork bool) (int, error) {
+	path := exe.path
 	for _, a := range [][]string{{path}, argv, env} {
 		for _, v := range a {
 			if strings.IndexByte(v, 0) >= 0 {
@@ -78,6 +79,10 @@ func spawn(path string, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, h
 	var mem cAlloc
 	defer mem.free()
 	s := (*C.struct_wsh_spawn)(mem.alloc(C.sizeof_struct_wsh_spawn))
+	s.exe_fd = -1
+	if exe.file != nil {
+		s.exe_fd = C.int(exe.file.Fd())
+	}
 	s.path = mem.str(path)
 	s.argv = mem.strs(argv)
 	s.envp = mem.strs(env)
@@ -94,6 +99,7 @@ func spawn(path string, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, h
 	for _, f := range files {
 		runtime.KeepAlive(f) // its descriptor was in use until the exec
 	}
+	runtime.KeepAlive(exe.file)
 	if s.err != 0 {
 		if pid > 0 {
 			var ws unix.WaitStatus

@@ -23,7 +23,9 @@ enum {
 };
 
 struct wsh_spawn {
-	// In: what to run, and how.
+	// In: what to run, and how. exe_fd, if not -1, is executed (execveat
+	// with AT_EMPTY_PATH) rather than path.
+	int exe_fd;
 	const char *path;
 	char *const *argv;
 	char *const *envp;

@@ -166,6 +166,10 @@ func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setu
 // is no reason to run commands unsandboxed.
 func startFailed(err error, hostNetwork bool) degrade.Outcome {
 	out := degrade.Outcome{StartErr: err}
+	var se *SpawnError
+	if errors.As(err, &se) {
+		out.StartStep = se.Step
+	}
 	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) && namespacesAllowed(hostNetwork) {
 		out.NotHost = true
 		out.Note = "the namespaces were allowed; the exec of wsh's own binary was refused"

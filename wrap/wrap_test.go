@@ -222,7 +222,7 @@ func TestExecRefusedIsNotADenial(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved := exePath
-	exePath = func() (string, error) { return noExec, nil }
+	exePath = func() (initExe, error) { return initExe{path: noExec}, nil }
 	defer func() { exePath = saved }()
 	req, _ := jailRequest(t, "true")
 	out, _ := runWithin(t, req)
@@ -232,5 +232,27 @@ func TestExecRefusedIsNotADenial(t *testing.T) {
 	}
 	if !namespacesAllowed(false) || !namespacesAllowed(true) {
 		t.Error("namespacesAllowed is false on a host where the jail works")
+	}
+}
+
+// TestRunClosedStdin: a standard stream given as an *os.File that is
+// already closed (the interpreter closes a pipe's end when its side of a
+// pipeline returns) is /dev/null to the command, not a start that fails,
+// and never whatever file took the closed number.
+func TestRunClosedStdin(t *testing.T) {
+	req, stderr := jailRequest(t, "sh", "-c", "cat; readlink /proc/self/fd/0 >&2")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r.Close()
+	req.Stdin = r
+	out, _ := runWithin(t, req)
+	if out.StartErr != nil || out.Report != nil || out.Status != 0 {
+		t.Fatalf("outcome %+v, want status 0\nstderr:\n%s", out, stderr)
+	}
+	if got := strings.TrimSpace(stderr.String()); got != "/dev/null" {
+		t.Errorf("the command's stdin is %q, want /dev/null", got)
 	}
 }

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func embedBin(t *testing.T) string {
+	return helperBin(t, "embed", "./testdata/embed")
+}
+
+// TestEmbedderWithoutStdin: an embedding program that closed its
+// descriptor 0 before making a Runner still gets the jail. (The init's
+// binary was exec'd by a /proc/self/fd/N path; with N at most 4 the
+// descriptors put in place for the init replaced it, and the command's
+// stdin ran as the init, unconfined.)
+func TestEmbedderWithoutStdin(t *testing.T) {
+	dir := workDir(t, root)
+	cmd := exec.Command(embedBin(t), "-close-stdin", "grep -E '^(Seccomp|CapEff):' /proc/self/status < /bin/sh")
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, jailEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("embed -close-stdin: %v\n%s", err, out)
+	}
+	if statusField(t, string(out), "Seccomp") != "2" || statusField(t, string(out), "CapEff") != "0000000000000000" {
+		t.Errorf("the command did not run in the jail:\n%s", out)
+	}
+}
+
+// TestInitInheritsNoDescriptors reads /proc/PID/fd of a running jail init
+// from the host: a descriptor that wsh inherited open across exec (here 7,
+// from the shell that started it) does not reach the init, only the five
+// it is given (and what it opens itself).
+func TestInitInheritsNoDescriptors(t *testing.T) {
+	dir := workDir(t, root)
+	marker := filepath.Join(dir, "inherited-marker")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := wshCmd(ctx, root, dir, jailEnv)
+	cmd.Path = "/bin/sh"
+	cmd.Args = []string{"sh", "-c", `exec 7<"$1"; exec "$0" -c '/bin/sleep 30'`, wshBin, marker}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	init := 0
+	for deadline := time.Now().Add(20 * time.Second); init == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		init = childWithArg0(t, cmd.Process.Pid, "wsh-jail-init", "/bin/sleep")
+	}
+	if init == 0 {
+		t.Fatal("no jail init running /bin/sleep appeared under wsh")
+	}
+	// wsh itself has it: the check can see it.
+	if !holds(t, cmd.Process.Pid, marker) {
+		t.Fatalf("wsh does not hold %s: the test is broken", marker)
+	}
+	if holds(t, init, marker) {
+		t.Errorf("the jail init holds %s, which wsh inherited", marker)
+	}
+}
+
+// holds reports whether process pid has a descriptor open on path.
+func holds(t *testing.T, pid int, path string) bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + e.Name()); l == path {
+			return true
+		}
+	}
+	return false
+}
