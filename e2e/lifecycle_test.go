@@ -185,3 +185,18 @@ func jailInit(t *testing.T, token string) int {
 	t.Fatalf("no jail init above a target with %s in the host's /proc", token)
 	return 0
 }
+
+// TestTargetCannotCrashItsInit: a target that sends its PID 1 the signals
+// that end a Go program (a fault, sent by kill) does not crash the init:
+// the command goes on and exits as it would, with no Go stack dump.
+func TestTargetCannotCrashItsInit(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv,
+				`sh -c 'for s in SEGV BUS FPE ILL SYS ABRT USR1 ALRM PIPE; do kill -$s 1; done; sleep 0.2; echo alive'`)
+			if r.status != 0 || strings.TrimSpace(r.stdout) != "alive" || r.stderr != "" {
+				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%.2000s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -24,8 +24,25 @@ func forwardedSignals() []os.Signal {
 	return out
 }
 
-// dropped are the other signals a target can send its PID 1.
-var dropped = []os.Signal{unix.SIGABRT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGPIPE, unix.SIGTRAP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ}
+// dropped are the other standard signals a target can send its PID 1:
+// every one but SIGKILL and SIGSTOP (which PID 1 does not get from its own
+// namespace) and SIGURG (the Go runtime's own, which it ignores when sent
+// by kill). Go ends a program on most of them unless they are caught, a
+// fault sent by kill (SIGSEGV, SIGBUS, ...) with a stack dump. Real-time
+// signals Go ignores by default.
+var dropped = func() []os.Signal {
+	skip := map[syscall.Signal]bool{unix.SIGKILL: true, unix.SIGSTOP: true, unix.SIGURG: true}
+	for _, s := range forwarded {
+		skip[s.(syscall.Signal)] = true
+	}
+	var out []os.Signal
+	for s := syscall.Signal(1); s < 32; s++ {
+		if !skip[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}()
 
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.
