@@ -284,9 +284,9 @@ func TestJailEnvironment(t *testing.T) {
 // TestJailSignalDispositions reads the target's signal mask and ignored
 // signals from /proc/self/status: a jailed command starts with nothing
 // blocked and nothing ignored (the init catches the signals it drops, so
-// none reaches the target ignored), except SIGHUP when wsh itself was
-// started with it ignored (nohup), which the target inherits as it would
-// from a shell.
+// none reaches the target ignored), except SIGHUP or SIGINT when wsh itself
+// was started with it ignored (nohup; a background job), which the target
+// inherits as it would from a shell.
 func TestJailSignalDispositions(t *testing.T) {
 	script := "grep -E '^Sig(Blk|Ign):' /proc/self/status"
 	for _, u := range users {
@@ -311,6 +311,17 @@ func TestJailSignalDispositions(t *testing.T) {
 			}
 			if got := statusField(t, string(b), "SigIgn"); got != "0000000000000001" {
 				t.Errorf("under nohup, SigIgn %s, want only SIGHUP (1)", got)
+			}
+
+			// And SIGINT (a background job of a non-interactive shell).
+			cmd = wshCmd(context.Background(), u, dir, jailEnv)
+			cmd.Path = "/bin/sh"
+			cmd.Args = []string{"sh", "-c", `trap "" INT; exec "$0" -c "$1"`, wshBin, script}
+			if b, err = cmd.Output(); err != nil {
+				t.Fatalf("wsh under trap \"\" INT: %v", err)
+			}
+			if got := statusField(t, string(b), "SigIgn"); got != "0000000000000002" {
+				t.Errorf("with SIGINT ignored, SigIgn %s, want only SIGINT (2)", got)
 			}
 		})
 	}

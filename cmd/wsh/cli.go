@@ -209,7 +209,9 @@ func status(stderr io.Writer, err error, sig *signalCtx) int {
 }
 
 // signalCtx cancels the script's context on SIGINT or SIGTERM, which stops
-// the running commands (jailed ones get SIGTERM, then SIGKILL).
+// the running commands (jailed ones get SIGTERM, then SIGKILL). A SIGINT
+// that wsh was started with ignored (a background job of a shell script)
+// stays ignored, in wsh and in its commands, as in a shell.
 type signalCtx struct {
 	ch     chan os.Signal
 	cancel context.CancelFunc
@@ -219,7 +221,11 @@ type signalCtx struct {
 func signalContext() (context.Context, *signalCtx) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &signalCtx{ch: make(chan os.Signal, 1), cancel: cancel, got: make(chan syscall.Signal, 1)}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	sigs := []os.Signal{syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGINT) {
+		sigs = append(sigs, syscall.SIGINT)
+	}
+	signal.Notify(s.ch, sigs...)
 	go func() {
 		if sg, ok := <-s.ch; ok {
 			s.got <- sg.(syscall.Signal)
