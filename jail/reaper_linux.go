@@ -24,25 +24,16 @@ func forwardedSignals() []os.Signal {
 	return out
 }
 
-// dropped are the other standard signals a target can send its PID 1:
-// every one but SIGKILL and SIGSTOP (which PID 1 does not get from its own
-// namespace) and SIGURG (the Go runtime's own, which it ignores when sent
-// by kill). Go ends a program on most of them unless they are caught, a
-// fault sent by kill (SIGSEGV, SIGBUS, ...) with a stack dump. Real-time
-// signals Go ignores by default.
-var dropped = func() []os.Signal {
-	skip := map[syscall.Signal]bool{unix.SIGKILL: true, unix.SIGSTOP: true, unix.SIGURG: true}
-	for _, s := range forwarded {
-		skip[s.(syscall.Signal)] = true
-	}
-	var out []os.Signal
-	for s := syscall.Signal(1); s < 32; s++ {
-		if !skip[s] {
-			out = append(out, s)
-		}
-	}
-	return out
-}()
+// dropped are the signals on which Go ends a program that has not asked
+// for them (os/signal, "Default behavior of signals in Go programs"): a
+// target could send them to its PID 1 (kill -SEGV 1) and end its own init
+// with a stack dump. The init catches and drops them. It leaves the others
+// to Go, which catches and ignores them, or (SIGTSTP, SIGTTIN, SIGTTOU)
+// leaves them at the default, which PID 1 does not get from its own
+// namespace. Each costs the init a round trip to os/signal's thread at
+// start, so the list is no longer than it needs to be.
+var dropped = []os.Signal{unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
+	unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
 
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.
