@@ -205,3 +205,19 @@ func TestTargetCannotCrashItsInit(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetCannotQueueAFaultToItsInit: a fault queued with sigqueue(3)
+// (si_code SI_QUEUE) is one Go takes for a real fault and dies of, caught
+// or not. The seccomp policy refuses a siginfo of the target's own to PID 1
+// (group siginfo), so the init lives on.
+func TestTargetCannotQueueAFaultToItsInit(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv, probe+" sigqueue 11 1; sleep 0.2; echo alive")
+			if r.status != 0 || r.stdout != "EPERM\nalive\n" || r.stderr != "" {
+				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%.2000s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}

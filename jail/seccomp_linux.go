@@ -89,6 +89,21 @@ var Policy = []RuleGroup{
 	{"mounts", mountCalls, denyAll(eperm, mountCalls...)},
 	{"keyrings", []string{"keyctl", "add_key", "request_key"}, denyAll(eperm, "keyctl", "add_key", "request_key")},
 	{"kernel", kernelCalls, denyAll(eperm, kernelCalls...)},
+	{"siginfo", []string{"rt_sigqueueinfo(1, …)", "rt_tgsigqueueinfo(1, …)", "pidfd_send_signal with a siginfo"}, func(f *seccomp.ScmpFilter) error {
+		// Go's runtime takes a SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGTRAP
+		// whose si_code is not SI_USER or SI_TKILL for a real fault, and
+		// dies of it, caught or not: with sigqueue(3) a target could end
+		// its init (PID 1) and dump the init's stacks on its stderr. kill,
+		// tgkill and pidfd_send_signal without a siginfo all give SI_USER
+		// or SI_TKILL. A pidfd does not say which process it names, so no
+		// pidfd_send_signal may bring its own siginfo.
+		for _, call := range []string{"rt_sigqueueinfo", "rt_tgsigqueueinfo"} {
+			if err := denyMasked(f, call, eperm, 0, 0xffffffff, 1); err != nil {
+				return err
+			}
+		}
+		return denyNonZero(f, "pidfd_send_signal", eperm, 2)
+	}},
 	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)"}, func(f *seccomp.ScmpFilter) error {
 		// The request is an int in the kernel: mask the upper half, or
 		// TIOCSTI with high bits set passes (CVE-2019-10063).
@@ -165,6 +180,22 @@ func denyAll(act seccomp.ScmpAction, names ...string) func(*seccomp.ScmpFilter) 
 
 func denyMasked(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, arg uint, mask, value uint64) error {
 	return denyConds(f, name, act, cond(arg, mask, value))
+}
+
+// denyNonZero refuses name when its argument arg (a pointer) is not 0.
+func denyNonZero(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, arg uint) error {
+	call, err := seccomp.GetSyscallFromName(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c, err := seccomp.MakeCondition(arg, seccomp.CompareNotEqual, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := f.AddRuleConditional(call, act, []seccomp.ScmpCondition{c}); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // A maskedEq is one condition: (argument & mask) == value.

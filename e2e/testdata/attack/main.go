@@ -81,6 +81,7 @@ var families = []family{
 	{"mounts", mounts},
 	{"keyrings", keyrings},
 	{"kernel", kernelSurfaces},
+	{"siginfo", siginfo},
 	{"tty", tty},
 	{"setuid", setuid},
 	{"fs", filesystem},

@@ -14,6 +14,7 @@
 //	probe kill PID       the errno of kill(PID, 0)
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
+//	probe sigqueue SIG PID  the errno of sigqueue(PID, SIG) (si_code SI_QUEUE)
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,7 +42,7 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 {
-		fail("usage: probe fds|create PATH|kill PID|connect ADDR|pids")
+		fail("usage: probe fds|create PATH|kill PID|connect ADDR|pids|sigqueue SIG PID")
 	}
 	switch arg := strings.Join(os.Args[2:], " "); os.Args[1] {
 	case "create":
@@ -55,6 +57,19 @@ func main() {
 		fmt.Println(errnoName(connect(arg)))
 	case "pids":
 		pids()
+	case "sigqueue":
+		var sig, pid int
+		if _, err := fmt.Sscan(arg, &sig, &pid); err != nil {
+			fail(err.Error())
+		}
+		var info [128]byte                       // siginfo_t: si_signo, si_errno, si_code, ...
+		*(*int32)(unsafe.Pointer(&info[8])) = -1 // SI_QUEUE
+		_, _, errno := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(sig), uintptr(unsafe.Pointer(&info[0])))
+		if errno != 0 {
+			fmt.Println(unix.ErrnoName(errno))
+		} else {
+			fmt.Println("ok")
+		}
 	default:
 		fail("unknown probe " + os.Args[1])
 	}
