@@ -357,7 +357,7 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 // #! line) as a shell script, as POSIX asks, in a new interpreter whose
 // commands go through this same Jailer.
 func (j *Jailer) runScript(ctx context.Context, c *command) error {
-	b, err := os.ReadFile(c.path)
+	b, err := j.readScript(c.path)
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 		return interp.ExitStatus(126)
@@ -384,6 +384,22 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 	return interp.ExitStatus(1)
+}
+
+// readScript reads a script that the jail could not execute (no #!) on
+// the host, with the in-process policy's rule for reads: a command may have
+// replaced it meanwhile with a symlink to a hidden file, which is refused
+// by its identity, found from the open descriptor.
+func (j *Jailer) readScript(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(int(f.Fd()))) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EACCES}
+	}
+	return io.ReadAll(f)
 }
 
 func exitStatus(status int) error {
