@@ -62,6 +62,12 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	state, _ := p.Wait()
 	close(exited)
 	cio.wait(req.KillTimeout)
+	if req.KillTimeout > 0 {
+		// The init is gone, and with it every write end of the sentinel
+		// but one that leaked (a process forked from this one, without
+		// exec, while the pipe was open): do not wait on that for ever.
+		rd.SetReadDeadline(time.Now().Add(req.KillTimeout))
+	}
 	out := degrade.Outcome{Status: exitStatus(state), ExecStep: jail.StepExec.String()}
 	if r, ok := jail.DecodeReport(<-report); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
