@@ -48,17 +48,7 @@ func TestInitInheritsNoDescriptors(t *testing.T) {
 	cmd := wshCmd(ctx, root, dir, jailEnv)
 	cmd.Path = "/bin/sh"
 	cmd.Args = []string{"sh", "-c", `exec 7<"$1"; exec "$0" -c '/bin/sleep 30'`, wshBin, marker}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	init := 0
-	for deadline := time.Now().Add(20 * time.Second); init == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		init = childWithArg0(t, cmd.Process.Pid, "wsh-jail-init", "/bin/sleep")
-	}
-	if init == 0 {
-		t.Fatal("no jail init running /bin/sleep appeared under wsh")
-	}
+	init := startSleepingJail(t, cmd)
 	// wsh itself has it: the check can see it.
 	if !holds(t, cmd.Process.Pid, marker) {
 		t.Fatalf("wsh does not hold %s: the test is broken", marker)

@@ -32,17 +32,7 @@ func TestShippedInitIsEmbedded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := wshCmd(ctx, root, dir, nil, "-c", "/bin/sleep 30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	init := 0
-	for deadline := time.Now().Add(20 * time.Second); init == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		init = childWithArg0(t, cmd.Process.Pid, "wsh-jail-init", "/bin/sleep")
-	}
-	if init == 0 {
-		t.Fatal("no jail init running /bin/sleep appeared under wsh")
-	}
+	init := startSleepingJail(t, cmd)
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(init) + "/exe")
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +50,24 @@ func TestShippedInitIsEmbedded(t *testing.T) {
 	if self, err := os.Stat(wshBin); err == nil && st.Size() >= self.Size() {
 		t.Errorf("the init's binary (%d bytes) is not smaller than wsh (%d bytes)", st.Size(), self.Size())
 	}
+}
+
+// startSleepingJail starts cmd, a wsh whose script runs /bin/sleep, and
+// returns the host pid of the jail init that runs it; the test kills wsh
+// when it ends.
+func startSleepingJail(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if init := childWithArg0(t, cmd.Process.Pid, "wsh-jail-init", "/bin/sleep"); init != 0 {
+			return init
+		}
+	}
+	t.Fatal("no jail init running /bin/sleep appeared under wsh")
+	return 0
 }
 
 // childWithArg0 returns a child of pid whose argv[0] is arg0 and that has
