@@ -96,13 +96,17 @@ var expectations = []expectation{
 	{"name_to_handle_at", "kernel", all("EPERM"), all("ok")},
 	{"open_by_handle_at", "kernel", all("EPERM"), all("ok")},
 
-	// PID 1 is the jail's init inside, the host's init in the control
-	// (which only root's uid may signal).
-	{"rt_sigqueueinfo(1, 0, SI_QUEUE)", "siginfo", all("EPERM"), per("ok", "EPERM")},
-	{"rt_tgsigqueueinfo(1, 1, 0, SI_QUEUE)", "siginfo", all("EPERM"), per("ok", "EPERM")},
-	{"pidfd_send_signal(child, 0, siginfo)", "siginfo", all("EPERM"), all("ok")},
+	// To PID 1 (the jail's init inside, the host's in the control, which
+	// only root's uid may signal) only signal 0, which the rules let pass.
+	{"rt_sigqueueinfo(1, 0, SI_QUEUE)", "", all("ok"), per("ok", "EPERM")},
+	{"rt_tgsigqueueinfo(1, 1, 0, SI_QUEUE)", "", all("ok"), per("ok", "EPERM")},
+	{"rt_sigqueueinfo(child, SIGSEGV, SI_QUEUE)", "siginfo", all("EPERM"), all("ok")},
+	{"rt_tgsigqueueinfo(child, child, SIGBUS, SI_QUEUE)", "siginfo", all("EPERM"), all("ok")},
 	{"rt_sigqueueinfo(child, 0, SI_QUEUE)", "", all("ok"), all("ok")},
+	{"pidfd_send_signal(child, 0, siginfo)", "siginfo", all("EPERM"), all("ok")},
 	{"pidfd_send_signal(child, 0, NULL)", "", all("ok"), all("ok")},
+	{"fcntl(F_SETSIG, SIGSEGV)", "siginfo", all("EPERM"), all("ok")},
+	{"fcntl(F_SETSIG, SIGIO)", "", all("ok"), all("ok")},
 
 	{"ioctl(TIOCSTI)", "tty", all("EPERM"), all("ok")},
 	{"ioctl(TIOCSTI|high bits)", "tty", all("EPERM"), all("ok")}, // CVE-2019-10063

@@ -206,16 +206,20 @@ func TestTargetCannotCrashItsInit(t *testing.T) {
 	}
 }
 
-// TestTargetCannotQueueAFaultToItsInit: a fault queued with sigqueue(3)
-// (si_code SI_QUEUE) is one Go takes for a real fault and dies of, caught
-// or not. The seccomp policy refuses a siginfo of the target's own to PID 1
-// (group siginfo), so the init lives on.
+// TestTargetCannotQueueAFaultToItsInit: a fault signal whose si_code says
+// the kernel sent it is one Go takes for a real fault and dies of, caught
+// or not. A target cannot send one to its init: queued (sigqueue(3)) to
+// PID 1 or to the tid of the init's last thread, or as the signal of a
+// descriptor the init owns (F_SETOWN 1, F_SETSIG). The seccomp policy
+// refuses them (group siginfo), and the init lives on.
 func TestTargetCannotQueueAFaultToItsInit(t *testing.T) {
 	probe := probeBin(t)
+	script := probe + " sigqueue 11 1; " + probe + " sigqueue 7 $(ls /proc/1/task | sort -n | tail -1); " +
+		probe + " setsig 11 1; sleep 0.2; echo alive"
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
-			r := runWsh(t, u, workDir(t, u), jailEnv, probe+" sigqueue 11 1; sleep 0.2; echo alive")
-			if r.status != 0 || r.stdout != "EPERM\nalive\n" || r.stderr != "" {
+			r := runWsh(t, u, workDir(t, u), jailEnv, script)
+			if r.status != 0 || r.stdout != "EPERM\nEPERM\nEPERM\nalive\n" || r.stderr != "" {
 				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%.2000s", r.status, r.stdout, r.stderr)
 			}
 		})

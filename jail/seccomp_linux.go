@@ -89,16 +89,27 @@ var Policy = []RuleGroup{
 	{"mounts", mountCalls, denyAll(eperm, mountCalls...)},
 	{"keyrings", []string{"keyctl", "add_key", "request_key"}, denyAll(eperm, "keyctl", "add_key", "request_key")},
 	{"kernel", kernelCalls, denyAll(eperm, kernelCalls...)},
-	{"siginfo", []string{"rt_sigqueueinfo(1, …)", "rt_tgsigqueueinfo(1, …)", "pidfd_send_signal with a siginfo"}, func(f *seccomp.ScmpFilter) error {
-		// Go's runtime takes a SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGTRAP
-		// whose si_code is not SI_USER or SI_TKILL for a real fault, and
-		// dies of it, caught or not: with sigqueue(3) a target could end
-		// its init (PID 1) and dump the init's stacks on its stderr. kill,
-		// tgkill and pidfd_send_signal without a siginfo all give SI_USER
-		// or SI_TKILL. A pidfd does not say which process it names, so no
-		// pidfd_send_signal may bring its own siginfo.
-		for _, call := range []string{"rt_sigqueueinfo", "rt_tgsigqueueinfo"} {
-			if err := denyMasked(f, call, eperm, 0, 0xffffffff, 1); err != nil {
+	{"siginfo", []string{"rt_sigqueueinfo and rt_tgsigqueueinfo of a fault signal", "fcntl(F_SETSIG) of a fault signal", "pidfd_send_signal with a siginfo"}, func(f *seccomp.ScmpFilter) error {
+		// Go's runtime takes a SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV,
+		// SIGSTKFLT or SIGSYS whose si_code is not SI_USER or SI_TKILL for
+		// a real fault, and dies of it, caught or not: a target could end
+		// its init (PID 1), and dump the init's stacks on its stderr, with
+		// a queued signal (sigqueue(3): SI_QUEUE), to PID 1 or to the tid
+		// of any of its threads, or with the signal of its own descriptor
+		// (F_SETOWN 1, F_SETSIG, O_ASYNC: SI_SIGIO, POLL_*; leases and
+		// dnotify signal the same way). These signals are refused by
+		// number, whatever the pid. kill, tgkill and pidfd_send_signal
+		// without a siginfo give SI_USER or SI_TKILL; a pidfd does not say
+		// which process it names, so no pidfd_send_signal may bring a
+		// siginfo of its own.
+		for _, sig := range faultSignals {
+			if err := denyMasked(f, "rt_sigqueueinfo", eperm, 1, 0xffffffff, sig); err != nil {
+				return err
+			}
+			if err := denyMasked(f, "rt_tgsigqueueinfo", eperm, 2, 0xffffffff, sig); err != nil {
+				return err
+			}
+			if err := denyConds(f, "fcntl", eperm, cond(1, 0xffffffff, unix.F_SETSIG), cond(2, 0xffffffff, sig)); err != nil {
 				return err
 			}
 		}
@@ -115,6 +126,12 @@ var Policy = []RuleGroup{
 		return nil
 	}},
 }
+
+// faultSignals are the signals Go's runtime dies of when their si_code says
+// the kernel sent them (os/signal, "Synchronous signals"; SIGSTKFLT and
+// SIGSYS throw).
+var faultSignals = []uint64{uint64(unix.SIGILL), uint64(unix.SIGTRAP), uint64(unix.SIGBUS), uint64(unix.SIGFPE),
+	uint64(unix.SIGSEGV), uint64(unix.SIGSTKFLT), uint64(unix.SIGSYS)}
 
 var (
 	mountCalls  = []string{"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}

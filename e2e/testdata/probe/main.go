@@ -15,6 +15,8 @@
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
 //	probe sigqueue SIG PID  the errno of sigqueue(PID, SIG) (si_code SI_QUEUE)
+//	probe setsig SIG PID    the errno of F_SETSIG SIG on a pipe owned by PID
+//	                        (F_SETOWN) and, if allowed, a write that signals
 package main
 
 import (
@@ -42,7 +44,7 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 {
-		fail("usage: probe fds|create PATH|kill PID|connect ADDR|pids|sigqueue SIG PID")
+		fail("usage: probe fds|create PATH|kill PID|connect ADDR|pids|sigqueue SIG PID|setsig SIG PID")
 	}
 	switch arg := strings.Join(os.Args[2:], " "); os.Args[1] {
 	case "create":
@@ -70,6 +72,12 @@ func main() {
 		} else {
 			fmt.Println("ok")
 		}
+	case "setsig":
+		var sig, pid int
+		if _, err := fmt.Sscan(arg, &sig, &pid); err != nil {
+			fail(err.Error())
+		}
+		fmt.Println(errnoName(setsig(sig, pid)))
 	default:
 		fail("unknown probe " + os.Args[1])
 	}
@@ -143,4 +151,29 @@ func errnoName(err error) string {
 func fail(msg string) {
 	fmt.Fprintln(os.Stderr, "probe:", msg)
 	os.Exit(2)
+}
+
+// setsig asks for signal sig, with si_code POLL_IN, to go to pid when a
+// pipe has data, and writes to it.
+func setsig(sig, pid int) error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, pid); err != nil {
+		return err
+	}
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, sig); err != nil {
+		return err
+	}
+	fl, err := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, fl|unix.O_ASYNC)
+	}
+	if err == nil {
+		_, err = unix.Write(p[1], []byte("x"))
+	}
+	return err
 }
