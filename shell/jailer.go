@@ -386,20 +386,38 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 	return interp.ExitStatus(1)
 }
 
+// maxScript bounds a script that wsh reads itself (16 MiB).
+const maxScript = 16 << 20
+
 // readScript reads a script that the jail could not execute (no #!) on
 // the host, with the in-process policy's rule for reads: a command may have
 // replaced it meanwhile with a symlink to a hidden file, which is refused
-// by its identity, found from the open descriptor.
+// by its identity, found from the open descriptor; or to a FIFO or a
+// device, so only a regular file is read (opened without blocking), and at
+// most maxScript of it.
 func (j *Jailer) readScript(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	case st.Size() > maxScript:
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	}
 	if !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(int(f.Fd()))) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EACCES}
 	}
-	return io.ReadAll(f)
+	b, err := io.ReadAll(io.LimitReader(f, maxScript+1))
+	if err == nil && len(b) > maxScript {
+		err = &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	}
+	return b, err
 }
 
 func exitStatus(status int) error {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -47,5 +49,25 @@ func TestRunScriptRefusesHidden(t *testing.T) {
 	out, err = run(filepath.Join(work, "plain"))
 	if err != nil || out != "plain-script\n" {
 		t.Errorf("a plain script: err %v, output %q", err, out)
+	}
+
+	// What the path may lead to instead: a device that never ends, a FIFO
+	// nobody writes (a blocking open would hang wsh): refused at once.
+	mustDo(t, os.Symlink("/dev/zero", filepath.Join(work, "zero")))
+	mustDo(t, syscall.Mkfifo(filepath.Join(work, "fifo"), 0o644))
+	for _, name := range []string{"zero", "fifo"} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			out, err := run(filepath.Join(work, name))
+			if err == nil || !strings.Contains(out, "not a regular file") {
+				t.Errorf("a script that is %s: err %v, output %q, want it refused as not a regular file", name, err, out)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading a script that is %s did not return", name)
+		}
 	}
 }
