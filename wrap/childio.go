@@ -142,19 +142,15 @@ func (c *childIO) start() {
 }
 
 // wait waits for the copying to end, after the child has exited: at most
-// delay (if it is not 0), as os/exec's WaitDelay does, because a process
-// outside the jail may hold a pipe the jail handed it. Then our ends are
-// closed, which ends every copy but one blocked reading the caller's stdin.
+// delay, as os/exec's WaitDelay does, because a process outside the jail
+// may hold a pipe the jail handed it. Then our ends are closed, which ends
+// every copy but one blocked reading the caller's stdin.
 func (c *childIO) wait(delay time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		c.wg.Wait()
 		close(done)
 	}()
-	if delay <= 0 {
-		<-done
-		return
-	}
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {

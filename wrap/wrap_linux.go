@@ -15,6 +15,10 @@ import (
 	"wsh/jail"
 )
 
+// exitGrace bounds the waits after the init has exited when the request
+// has no KillTimeout.
+const exitGrace = 2 * time.Second
+
 // SelfExe is the binary re-executed as the jail init.
 const SelfExe = "/proc/self/exe"
 
@@ -26,7 +30,8 @@ type Request struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	// KillTimeout is how long a cancelled jail has after SIGTERM before it
-	// is killed.
+	// is killed (0: killed at once), and how long the standard streams'
+	// copies may go on after the jail has exited (0: exitGrace).
 	KillTimeout time.Duration
 	// Started, if set, is called once the jail is made and the target
 	// started, while it may still run.
@@ -61,13 +66,17 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
 	state, _ := p.Wait()
 	close(exited)
-	cio.wait(req.KillTimeout)
-	if req.KillTimeout > 0 {
-		// The init is gone, and with it every write end of the sentinel
-		// but one that leaked (a process forked from this one, without
-		// exec, while the pipe was open): do not wait on that for ever.
-		rd.SetReadDeadline(time.Now().Add(req.KillTimeout))
+	// The init is gone, and with it every process of the jail: what still
+	// holds the standard streams' pipes or the sentinel's write end is
+	// outside it (a descriptor handed out over a unix socket; a process
+	// forked from this one, without exec, while the pipe was open). Do not
+	// wait on those for ever.
+	grace := req.KillTimeout
+	if grace <= 0 {
+		grace = exitGrace
 	}
+	cio.wait(grace)
+	rd.SetReadDeadline(time.Now().Add(grace))
 	out := degrade.Outcome{Status: exitStatus(state), ExecStep: jail.StepExec.String()}
 	if r, ok := jail.DecodeReport(<-report); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
