@@ -225,3 +225,26 @@ func TestTargetCannotQueueAFaultToItsInit(t *testing.T) {
 		})
 	}
 }
+
+// TestTracedTargetStillEnds: a process of the jail that ptraces the target
+// is told of its exit first and may never wait for it; the jail still ends
+// when the target exits, with the target's status, and the tracer with it.
+func TestTracedTargetStillEnds(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			token := uniqueNumber(0)
+			done := make(chan result, 1)
+			go func() { done <- runWsh(t, u, workDir(t, u), jailEnv, probe+" hide-exit 7 "+token) }()
+			select {
+			case r := <-done:
+				if r.status != 7 {
+					t.Errorf("status %d, want the target's 7\nstderr:\n%s", r.status, r.stderr)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("wsh did not return within 20 s of the traced target's exit")
+			}
+			noLeftovers(t, token)
+		})
+	}
+}

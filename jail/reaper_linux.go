@@ -39,9 +39,11 @@ var dropped = []os.Signal{unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, 
 // reaps every process, and returns the target's status once it has exited.
 // Whatever the target left behind is killed.
 func reap(spec *Spec, sigs <-chan os.Signal) int {
+	pidfd := -1
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{PidFD: &pidfd},
 	})
 	if err != nil {
 		writeReport(StepExec, err)
@@ -53,9 +55,28 @@ func reap(spec *Spec, sigs <-chan os.Signal) int {
 			unix.Kill(pid, s.(syscall.Signal))
 		}
 	}()
+	if pidfd >= 0 {
+		go killAllAtExit(pidfd)
+	}
 	status := waitFor(pid)
 	unix.Kill(-1, unix.SIGKILL) // orphans the target left
 	return status
+}
+
+// killAllAtExit kills every other process of the jail as soon as the
+// target has exited. The reaper's wait would see the exit only once a
+// tracer lets go of it: a process of the jail that ptraces the target is
+// told of its exit first, and until it waits for it the target is a zombie
+// its parent cannot reap, so the jail would go on for as long as the tracer
+// liked. A pidfd is readable as soon as the process has exited, traced or
+// not; the tracer's death then hands the target's status to the reaper.
+func killAllAtExit(pidfd int) {
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) }); err != nil {
+		return
+	}
+	unix.Kill(-1, unix.SIGKILL)
 }
 
 func waitFor(pid int) int {

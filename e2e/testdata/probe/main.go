@@ -15,15 +15,20 @@
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
 //	probe sigqueue SIG PID  the errno of sigqueue(PID, SIG) (si_code SI_QUEUE)
+//	probe hide-exit N [T]  exit N once a child of the probe (probe tracer
+//	                       PID T) traces it (PTRACE_SEIZE); the child runs on
 //	probe setsig SIG PID    the errno of F_SETSIG SIG on a pipe owned by PID
 //	                        (F_SETOWN) and, if allowed, a write that signals
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,6 +77,10 @@ func main() {
 		} else {
 			fmt.Println("ok")
 		}
+	case "hide-exit":
+		hideExit(arg)
+	case "tracer":
+		tracer(arg)
 	case "setsig":
 		var sig, pid int
 		if _, err := fmt.Sscan(arg, &sig, &pid); err != nil {
@@ -176,4 +185,49 @@ func setsig(sig, pid int) error {
 		_, err = unix.Write(p[1], []byte("x"))
 	}
 	return err
+}
+
+// hideExit starts `probe tracer PID` with its own pid, waits until the
+// tracer has seized it, and exits with status arg: told of the exit first,
+// the tracer never waits for it, so the probe's parent cannot reap it.
+func hideExit(arg string) {
+	f := strings.Fields(arg + " -")
+	status, err := strconv.Atoi(f[0])
+	if err != nil {
+		fail(err.Error())
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fail(err.Error())
+	}
+	cmd := exec.Command(self, "tracer", strconv.Itoa(os.Getpid()), f[1])
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fail(err.Error())
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		fail(err.Error())
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "seized\n" {
+		fail(fmt.Sprintf("the tracer said %q: %v", line, err))
+	}
+	os.Exit(status)
+}
+
+// tracer seizes pid and then does nothing, for ever.
+func tracer(arg string) {
+	pid, err := strconv.Atoi(strings.Fields(arg)[0])
+	if err != nil {
+		fail(err.Error())
+	}
+	runtime.LockOSThread() // the tracer is this thread
+	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(pid), 0, 0, 0, 0); errno != 0 {
+		fail("PTRACE_SEIZE: " + errno.Error())
+	}
+	fmt.Println("seized")
+	for {
+		time.Sleep(time.Hour) // not select{}: Go would call that a deadlock
+	}
 }
