@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -357,7 +359,7 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 // #! line) as a shell script, as POSIX asks, in a new interpreter whose
 // commands go through this same Jailer.
 func (j *Jailer) runScript(ctx context.Context, c *command) error {
-	b, err := j.readScript(c.path)
+	b, err := j.readScript(ctx, c)
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 		return interp.ExitStatus(126)
@@ -389,35 +391,92 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 // maxScript bounds a script that wsh reads itself (16 MiB).
 const maxScript = 16 << 20
 
-// readScript reads a script that the jail could not execute (no #!) on
-// the host, with the in-process policy's rule for reads: a command may have
-// replaced it meanwhile with a symlink to a hidden file, which is refused
-// by its identity, found from the open descriptor; or to a FIFO or a
-// device, so only a regular file is read (opened without blocking), and at
-// most maxScript of it.
-func (j *Jailer) readScript(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+// readScript reads a script that the jail could not execute (no #!). A
+// command may have swapped it meanwhile for a symlink to anything: where
+// commands are jailed it is read in a jail of its own, with the jail's view
+// (hidden paths covered, the jail's own /proc, /run covered), by a shell
+// that reads only a regular file; elsewhere on the host (readOnHost).
+func (j *Jailer) readScript(ctx context.Context, c *command) ([]byte, error) {
+	if _, degraded := j.state.Degraded(); j.cfg.NoSandbox || degraded {
+		return j.readOnHost(c.path)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	out := &cappedBuffer{max: maxScript}
+	var errb bytes.Buffer
+	req := j.request(c.hc.Dir, "/bin/sh", []string{"wsh-read-script", "-c", readScriptSh, "wsh-read-script", c.path},
+		[]string{}, nil, out, &errb)
+	v := j.state.Settle(degrade.Classify(wrap.Run(ctx, req)))
 	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
-	case st.Size() > maxScript:
-		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case v.Kind != degrade.Ran:
+		return nil, errors.New(v.Message())
+	case out.over:
+		return nil, &os.PathError{Op: "read", Path: c.path, Err: syscall.EFBIG}
+	case v.Status != 0:
+		return nil, errors.New(strings.TrimSpace(errb.String()))
 	}
-	if !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(int(f.Fd()))) {
+	return out.b.Bytes(), nil
+}
+
+// readScriptSh prints the regular file $1, in the jail; cat says why a
+// path that is not there, or not readable, cannot be read.
+const readScriptSh = `if [ -f "$1" ] || ! [ -e "$1" ]; then exec cat -- "$1"; fi; echo "not a regular file" >&2; exit 1`
+
+// readOnHost reads a script on the host, degraded or opted out: only a
+// regular file, with read(2) on a descriptor opened without blocking (not
+// through Go's poller, which would wait on a pollable file that never has
+// data), at most maxScript of it, and, degraded, not a hidden one (the
+// policy's check on the open descriptor).
+func (j *Jailer) readOnHost(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	case st.Size > maxScript:
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	case !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(fd)):
 		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EACCES}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxScript+1))
-	if err == nil && len(b) > maxScript {
-		err = &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	var b []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		case len(b)+n > maxScript:
+			return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+		}
+		b = append(b, buf[:n]...)
 	}
-	return b, err
+}
+
+// cappedBuffer keeps at most max bytes; a write past that fails, which
+// ends the copy and so the writer's pipe.
+type cappedBuffer struct {
+	b    bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.b.Len()+len(p) > c.max {
+		c.over = true
+		return 0, syscall.EFBIG
+	}
+	return c.b.Write(p)
 }
 
 func exitStatus(status int) error {

@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,10 +19,11 @@ import (
 )
 
 // TestRunScriptRefusesHidden: a script without #! (ENOEXEC in the jail) is
-// read by wsh itself, on the host; a command can swap the script for a
-// symlink to a hidden file between the jail's exec and that read. The read
-// is refused like any read of a hidden file, and nothing of the file is
-// run or shown.
+// read again to be run by wsh's interpreter; a command can swap it for a
+// symlink to anything between the jail's exec and that read. The read is
+// made in a jail of its own, with the jail's view: a hidden file is
+// refused and nothing of it is run or shown; what only the host sees (its
+// /proc) is not there; a device or FIFO is refused, not read for ever.
 func TestRunScriptRefusesHidden(t *testing.T) {
 	work, secret := t.TempDir(), t.TempDir()
 	work, _ = filepath.EvalSymlinks(work)
@@ -43,12 +45,22 @@ func TestRunScriptRefusesHidden(t *testing.T) {
 		return out.String(), err
 	}
 	out, err := run(filepath.Join(work, "x"))
-	if strings.Contains(out, "LEAKED") || err == nil || !strings.Contains(out, "permission denied") {
+	if strings.Contains(out, "LEAKED") || err == nil || !strings.Contains(strings.ToLower(out), "permission denied") {
 		t.Errorf("a script that leads to a hidden file: err %v, output:\n%s\nwant it refused (permission denied) and nothing shown", err, out)
 	}
 	out, err = run(filepath.Join(work, "plain"))
 	if err != nil || out != "plain-script\n" {
 		t.Errorf("a plain script: err %v, output %q", err, out)
+	}
+
+	// A file of the host's /proc, which the jail's /proc does not have:
+	// this test process's command name.
+	comm, err := os.ReadFile("/proc/self/comm")
+	mustDo(t, err)
+	mustDo(t, os.Symlink(fmt.Sprintf("/proc/%d/comm", os.Getpid()), filepath.Join(work, "hostproc")))
+	out, err = run(filepath.Join(work, "hostproc"))
+	if err == nil || strings.Contains(out, strings.TrimSpace(string(comm))) {
+		t.Errorf("a script that leads to the host's /proc: err %v, output %q, want it not found", err, out)
 	}
 
 	// What the path may lead to instead: a device that never ends, a FIFO
