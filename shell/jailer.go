@@ -259,7 +259,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	case degrade.Ran:
 		return exitStatus(v.Status)
 	case degrade.NotExecutable:
-		return j.notExecutable(ctx, c, v.Errno)
+		return j.notExecutable(ctx, c, v.Errno, true)
 	case degrade.Denied:
 		if j.cfg.RequireSandbox {
 			return j.refuse(c, v.Message())
@@ -290,9 +290,12 @@ func (j *Jailer) refuse(c *command, why string) error {
 
 // notExecutable handles an exec of the target that failed: in the jail, or
 // unsandboxed.
-func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Errno) error {
+func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Errno, jailed bool) error {
 	switch errno {
 	case syscall.ENOEXEC:
+		if jailed {
+			return j.runScriptJailed(ctx, c)
+		}
 		return j.runScript(ctx, c)
 	case syscall.ENOENT:
 		// A missing interpreter in a #! line, or a file gone since lookup.
@@ -328,7 +331,7 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 			return interp.ExitStatus(126)
 		}
-		return j.notExecutable(ctx, c, errno)
+		return j.notExecutable(ctx, c, errno, false)
 	}
 	werr := cmd.Wait()
 	if err := ctx.Err(); err != nil {
@@ -357,9 +360,10 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 
 // runScript runs a file the kernel refused with ENOEXEC (a script without a
 // #! line) as a shell script, as POSIX asks, in a new interpreter whose
-// commands go through this same Jailer.
+// commands go through this same Jailer: degraded or opted out, where
+// commands run unsandboxed anyway. (Jailed: runScriptJailed.)
 func (j *Jailer) runScript(ctx context.Context, c *command) error {
-	b, err := j.readScript(ctx, c)
+	b, err := j.readOnHost(c.path)
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 		return interp.ExitStatus(126)
@@ -391,36 +395,28 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 // maxScript bounds a script that wsh reads itself (16 MiB).
 const maxScript = 16 << 20
 
-// readScript reads a script that the jail could not execute (no #!). A
-// command may have swapped it meanwhile for a symlink to anything: where
-// commands are jailed it is read in a jail of its own, with the jail's view
-// (hidden paths covered, the jail's own /proc, /run covered), by a shell
-// that reads only a regular file; elsewhere on the host (readOnHost).
-func (j *Jailer) readScript(ctx context.Context, c *command) ([]byte, error) {
-	if _, degraded := j.state.Degraded(); j.cfg.NoSandbox || degraded {
-		return j.readOnHost(c.path)
+// runScriptJailed runs a file that the jail refused with ENOEXEC (no #!)
+// as POSIX asks, with a shell given the file as its first operand: the
+// jail's /bin/sh, in a jail of its own. Not wsh's interpreter: the file may
+// have been written by a jailed command, and wsh's interpreter would run
+// its builtins and redirections in wsh's own process, with the host's view
+// (its /proc, /run), blocking on a FIFO for ever.
+func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
+	script := c.path
+	if strings.Contains(c.args[0], "/") {
+		script = c.args[0] // as typed: $0 is what bash would show
 	}
-	out := &cappedBuffer{max: maxScript}
-	var errb bytes.Buffer
-	req := j.request(c.hc.Dir, "/bin/sh", []string{"wsh-read-script", "-c", readScriptSh, "wsh-read-script", c.path},
-		[]string{}, nil, out, &errb)
-	v := j.state.Settle(degrade.Classify(wrap.Run(ctx, req)))
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case v.Kind != degrade.Ran:
-		return nil, errors.New(v.Message())
-	case out.over:
-		return nil, &os.PathError{Op: "read", Path: c.path, Err: syscall.EFBIG}
-	case v.Status != 0:
-		return nil, errors.New(strings.TrimSpace(errb.String()))
-	}
-	return out.b.Bytes(), nil
+	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env,
+		args: append([]string{"sh", "-c", enoexecSh, c.args[0], script}, c.args[1:]...)}
+	return j.jailed(ctx, sh)
 }
 
-// readScriptSh prints the regular file $1, in the jail; cat says why a
-// path that is not there, or not readable, cannot be read.
-const readScriptSh = `if [ -f "$1" ] || ! [ -e "$1" ]; then exec cat -- "$1"; fi; echo "not a regular file" >&2; exit 1`
+// enoexecSh runs $1 with /bin/sh and the remaining arguments, unless its
+// first line has a NUL byte (a binary for something else: 126, as bash).
+const enoexecSh = `p=$1; shift
+n=$(head -n 1 -- "$p" | wc -c); c=$(head -n 1 -- "$p" | tr -d '\000' | wc -c)
+if [ "$n" != "$c" ]; then echo "wsh: $0: cannot execute binary file" >&2; exit 126; fi
+exec /bin/sh "$p" "$@"`
 
 // readOnHost reads a script on the host, degraded or opted out: only a
 // regular file, with read(2) on a descriptor opened without blocking (not
@@ -461,22 +457,6 @@ func (j *Jailer) readOnHost(path string) ([]byte, error) {
 		}
 		b = append(b, buf[:n]...)
 	}
-}
-
-// cappedBuffer keeps at most max bytes; a write past that fails, which
-// ends the copy and so the writer's pipe.
-type cappedBuffer struct {
-	b    bytes.Buffer
-	max  int
-	over bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if c.b.Len()+len(p) > c.max {
-		c.over = true
-		return 0, syscall.EFBIG
-	}
-	return c.b.Write(p)
 }
 
 func exitStatus(status int) error {
