@@ -175,6 +175,17 @@ type command struct {
 	path string
 	args []string
 	env  []string
+	// of is the command a helper runs for (runScriptJailed's sh): the
+	// name messages show, and no second helper for the helper.
+	of *command
+}
+
+// name is the command's name as the script gave it, for messages.
+func (c *command) name() string {
+	if c.of != nil {
+		return c.of.name()
+	}
+	return c.args[0]
 }
 
 // request is the one place that turns a command into a jail request, for
@@ -284,25 +295,24 @@ func (j *Jailer) refuse(c *command, why string) error {
 		v, _ := j.state.Degraded()
 		why = v.Message()
 	}
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", why, c.args[0])
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", why, c.name())
 	return interp.ExitStatus(126)
 }
 
 // notExecutable handles an exec of the target that failed: in the jail, or
 // unsandboxed.
 func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Errno, jailed bool) error {
-	switch errno {
-	case syscall.ENOEXEC:
-		if jailed {
-			return j.runScriptJailed(ctx, c)
-		}
+	switch {
+	case errno == syscall.ENOEXEC && jailed && c.of == nil:
+		return j.runScriptJailed(ctx, c)
+	case errno == syscall.ENOEXEC && !jailed:
 		return j.runScript(ctx, c)
-	case syscall.ENOENT:
+	case errno == syscall.ENOENT:
 		// A missing interpreter in a #! line, or a file gone since lookup.
-		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.args[0], "No such file or directory")
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), "No such file or directory")
 		return interp.ExitStatus(127)
 	}
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.args[0], errnoText(errno))
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), errnoText(errno))
 	return interp.ExitStatus(126)
 }
 
@@ -406,17 +416,19 @@ func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
 	if strings.Contains(c.args[0], "/") {
 		script = c.args[0] // as typed: $0 is what bash would show
 	}
-	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env,
+	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c,
 		args: append([]string{"sh", "-c", enoexecSh, c.args[0], script}, c.args[1:]...)}
 	return j.jailed(ctx, sh)
 }
 
-// enoexecSh runs $1 with /bin/sh and the remaining arguments, unless its
-// first line has a NUL byte (a binary for something else: 126, as bash).
+// enoexecSh runs $1 with /bin/sh and the remaining arguments, unless it
+// cannot be read or its first line has a NUL byte (a binary for something
+// else): 126, as bash.
 const enoexecSh = `p=$1; shift
+if ! [ -r "$p" ]; then echo "wsh: $0: Permission denied" >&2; exit 126; fi
 n=$(head -n 1 -- "$p" | wc -c); c=$(head -n 1 -- "$p" | tr -d '\000' | wc -c)
 if [ "$n" != "$c" ]; then echo "wsh: $0: cannot execute binary file" >&2; exit 126; fi
-exec /bin/sh "$p" "$@"`
+exec /bin/sh -- "$p" "$@"`
 
 // readOnHost reads a script on the host, degraded or opted out: only a
 // regular file, with read(2) on a descriptor opened without blocking (not

@@ -108,3 +108,35 @@ func TestScriptWithoutShebangRunsInTheJail(t *testing.T) {
 		t.Fatal("a script without #! blocked on a FIFO was not cancelled within 15 s")
 	}
 }
+
+// TestScriptWithoutShebangEdges: a path typed with a leading dash, a file
+// that can be executed but not read (126, as bash), and the helper sh that
+// runs such a file getting ENOEXEC itself (126, not another helper).
+func TestScriptWithoutShebangEdges(t *testing.T) {
+	work := t.TempDir()
+	work, _ = filepath.EvalSymlinks(work)
+	mustDo(t, os.Mkdir(filepath.Join(work, "-x"), 0o755))
+	mustDo(t, os.WriteFile(filepath.Join(work, "-x", "s"), []byte("echo \"0=$0 1=$1\"\n"), 0o755))
+	mustDo(t, os.WriteFile(filepath.Join(work, "unreadable"), []byte("echo read\n"), 0o111))
+	var out, errb bytes.Buffer
+	r, err := New(StdIO(nil, &out, &errb), Dir(work), Env([]string{"PATH=/usr/bin:/bin"}))
+	mustDo(t, err)
+	defer r.Close()
+	if err := r.Run(context.Background(), "-x/s q"); err != nil || out.String() != "0=-x/s 1=q\n" {
+		t.Errorf("-x/s q: %v, output %q, want 0=-x/s 1=q\n%s", err, out.String(), errb.String())
+	}
+	errb.Reset()
+	err = r.Run(context.Background(), "./unreadable")
+	if st, ok := errors.AsType[interp.ExitStatus](err); !ok || st != 126 || !strings.Contains(errb.String(), "./unreadable: Permission denied") {
+		t.Errorf("./unreadable (mode 0111): %v\n%s\nwant 126 and Permission denied", err, errb.String())
+	}
+
+	j := r.jailer
+	var hb bytes.Buffer
+	helper := &command{hc: interp.HandlerContext{Dir: work, Stdout: &hb, Stderr: &hb}, path: "/bin/sh",
+		args: []string{"sh", "-c", "true"}, of: &command{args: []string{"./s"}}}
+	err = j.notExecutable(context.Background(), helper, syscall.ENOEXEC, true)
+	if st, ok := errors.AsType[interp.ExitStatus](err); !ok || st != 126 || hb.String() != "wsh: ./s: Exec format error\n" {
+		t.Errorf("the helper sh refused with ENOEXEC: %v, output %q; want 126 and the command's own name", err, hb.String())
+	}
+}
