@@ -24,16 +24,30 @@ func forwardedSignals() []os.Signal {
 	return out
 }
 
-// dropped are the signals on which Go ends a program that has not asked
-// for them (os/signal, "Default behavior of signals in Go programs"): a
-// target could send them to its PID 1 (kill -SEGV 1) and end its own init
-// with a stack dump. The init catches and drops them. It leaves the others
-// to Go, which catches and ignores them, or (SIGTSTP, SIGTTIN, SIGTTOU)
-// leaves them at the default, which PID 1 does not get from its own
-// namespace. Each costs the init a round trip to os/signal's thread at
-// start, so the list is no longer than it needs to be.
-var dropped = []os.Signal{unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
+// faultSignals are the signals Go's runtime treats as a fault (os/signal,
+// "Synchronous signals"; SIGSTKFLT and SIGSYS throw): it dies of one whose
+// si_code says the kernel sent it, caught or not, and of one sent by kill
+// unless it is caught. The seccomp policy refuses the first kind to a
+// target (group siginfo); the init catches the second (dropped).
+var faultSignals = []syscall.Signal{unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE,
 	unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
+
+// dropped are the signals on which Go ends a program that has not asked
+// for them (os/signal, "Default behavior of signals in Go programs"): the
+// fault signals and SIGABRT. A target could send them to its PID 1 (kill
+// -SEGV 1) and end its own init with a stack dump; the init catches and
+// drops them. It leaves the others to Go, which catches and ignores them,
+// or (SIGTSTP, SIGTTIN, SIGTTOU) leaves them at the default, which PID 1
+// does not get from its own namespace. Each costs the init a round trip to
+// os/signal's thread at start, so the list is no longer than it needs to
+// be.
+var dropped = func() []os.Signal {
+	out := []os.Signal{unix.SIGABRT}
+	for _, s := range faultSignals {
+		out = append(out, s)
+	}
+	return out
+}()
 
 // reap starts the target as the child of this PID 1, forwards signals to it,
 // reaps every process, and returns the target's status once it has exited.

@@ -3,7 +3,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,7 +101,8 @@ var Policy = []RuleGroup{
 		// without a siginfo give SI_USER or SI_TKILL; a pidfd does not say
 		// which process it names, so no pidfd_send_signal may bring a
 		// siginfo of its own.
-		for _, sig := range faultSignals {
+		for _, s := range faultSignals {
+			sig := uint64(s)
 			if err := denyMasked(f, "rt_sigqueueinfo", eperm, 1, 0xffffffff, sig); err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ var Policy = []RuleGroup{
 				return err
 			}
 		}
-		return denyNonZero(f, "pidfd_send_signal", eperm, 2)
+		return denyConds(f, "pidfd_send_signal", eperm, nonZero(2))
 	}},
 	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)"}, func(f *seccomp.ScmpFilter) error {
 		// The request is an int in the kernel: mask the upper half, or
@@ -126,12 +126,6 @@ var Policy = []RuleGroup{
 		return nil
 	}},
 }
-
-// faultSignals are the signals Go's runtime dies of when their si_code says
-// the kernel sent them (os/signal, "Synchronous signals"; SIGSTKFLT and
-// SIGSYS throw).
-var faultSignals = []uint64{uint64(unix.SIGILL), uint64(unix.SIGTRAP), uint64(unix.SIGBUS), uint64(unix.SIGFPE),
-	uint64(unix.SIGSEGV), uint64(unix.SIGSTKFLT), uint64(unix.SIGSYS)}
 
 var (
 	mountCalls  = []string{"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
@@ -167,15 +161,6 @@ func BuildFilter(skip ...string) (*seccomp.ScmpFilter, error) {
 	return f, nil
 }
 
-// errnoOf keeps the errno a libseccomp error carries, or uses def.
-func errnoOf(err error, def unix.Errno) error {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		return os.NewSyscallError("seccomp", errno)
-	}
-	return os.NewSyscallError("seccomp: "+err.Error(), def)
-}
-
 func deny(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction) error {
 	call, err := seccomp.GetSyscallFromName(name)
 	if err != nil {
@@ -199,39 +184,30 @@ func denyMasked(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, arg 
 	return denyConds(f, name, act, cond(arg, mask, value))
 }
 
-// denyNonZero refuses name when its argument arg (a pointer) is not 0.
-func denyNonZero(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, arg uint) error {
-	call, err := seccomp.GetSyscallFromName(name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	c, err := seccomp.MakeCondition(arg, seccomp.CompareNotEqual, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := f.AddRuleConditional(call, act, []seccomp.ScmpCondition{c}); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+// A condition is one comparison of an argument.
+type condition struct {
+	arg    uint
+	op     seccomp.ScmpCompareOp
+	values []uint64
 }
 
-// A maskedEq is one condition: (argument & mask) == value.
-type maskedEq struct {
-	arg         uint
-	mask, value uint64
+// cond is (argument & mask) == value.
+func cond(arg uint, mask, value uint64) condition {
+	return condition{arg, seccomp.CompareMaskedEqual, []uint64{mask, value}}
 }
 
-func cond(arg uint, mask, value uint64) maskedEq { return maskedEq{arg, mask, value} }
+// nonZero is argument != 0 (a pointer that is not NULL).
+func nonZero(arg uint) condition { return condition{arg, seccomp.CompareNotEqual, []uint64{0}} }
 
 // denyConds refuses name when every condition holds.
-func denyConds(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, conds ...maskedEq) error {
+func denyConds(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, conds ...condition) error {
 	call, err := seccomp.GetSyscallFromName(name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	var cs []seccomp.ScmpCondition
 	for _, c := range conds {
-		sc, err := seccomp.MakeCondition(c.arg, seccomp.CompareMaskedEqual, c.mask, c.value)
+		sc, err := seccomp.MakeCondition(c.arg, c.op, c.values...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

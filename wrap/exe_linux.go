@@ -49,9 +49,9 @@ var exePath = func() (initExe, error) {
 // made, before any script runs).
 func PrepareSelfCopy() { selfCopy() }
 
-// InitName is the name of the memfd that jail inits run from: the kernel
+// initName is the name of the memfd that jail inits run from: the kernel
 // shows it as /proc/PID/exe of every init ("/memfd:NAME (deleted)").
-func InitName() string {
+func initName() string {
 	if len(embeddedInit) > 0 {
 		return "wsh-jail-init"
 	}
@@ -67,7 +67,7 @@ func InitDescription() string {
 }
 
 func copySelf() (*os.File, error) {
-	name := InitName()
+	name := initName()
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if err == unix.EINVAL {
 		// Before Linux 6.3 there is no MFD_EXEC: memfds are executable.
