@@ -44,6 +44,8 @@ type execPath struct {
 //	default-handler   mvdan.cc/sh's interp.Runner with DefaultExecHandler
 //	opted-out         wsh's Runner with WSH_NO_SANDBOX=1
 //	jail              wsh's Runner, the jail in full mode
+//	jail-home         the jail with a real $HOME, copy-on-write
+//	jail-home-readonly  the same $HOME, read-only (WSH_HOME=readonly)
 //	jail-hostnet      the jail with WSH_NETWORK=host
 //	degraded          wsh's Runner after the host refused the jail once
 //	                  (only under `hostile 1 --`; skipped elsewhere)
@@ -76,6 +78,19 @@ var execPaths = []execPath{
 	}},
 	{"jail", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
+		mustJail(b, r, j)
+		return runner(r)
+	}},
+	{"jail-home", func(b *testing.B) func() error {
+		r, j := wshRunnerEnv(b, config.Config{Network: config.NetworkNone, Home: config.HomeOverlay}, homeEnv(b))
+		mustJail(b, r, j)
+		if !j.Home().Overlay {
+			b.Fatalf("the jail's home is not copy-on-write: %s", j.Home().Why)
+		}
+		return runner(r)
+	}},
+	{"jail-home-readonly", func(b *testing.B) func() error {
+		r, j := wshRunnerEnv(b, config.Config{Network: config.NetworkNone, Home: config.HomeReadonly}, homeEnv(b))
 		mustJail(b, r, j)
 		return runner(r)
 	}},
@@ -148,6 +163,7 @@ var pairs = [][2]string{
 	{"jail", "bare"},
 	{"bwrap", "bare"},
 	{"degraded", "opted-out"},
+	{"jail-home", "jail-home-readonly"},
 }
 
 // BenchmarkPair reports, for each pair A-vs-B, the time of one command on
@@ -190,6 +206,12 @@ func runner(r *interp.Runner) func() error {
 // the Jailer's exec middleware and in-process policy. The one warning of a
 // refused jail is discarded.
 func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *shell.Jailer) {
+	tb.Helper()
+	return wshRunnerEnv(tb, cfg, env)
+}
+
+// wshRunnerEnv is wshRunner with its own environment.
+func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runner, *shell.Jailer) {
 	tb.Helper()
 	j, err := shell.NewJailer(cfg, workDir, env, io.Discard)
 	if err != nil {

@@ -57,7 +57,26 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	wshBuild.cleanup()
+	benchHome.cleanup()
 	return code
+}
+
+// benchHome is a home directory for the jail-home paths: in /var/tmp, on
+// the host's disk and outside every writable path, so that the jail's
+// home is copy-on-write.
+var benchHome built
+
+// homeEnv returns env with HOME set to benchHome.
+func homeEnv(tb testing.TB) []string {
+	tb.Helper()
+	benchHome.once.Do(func() {
+		benchHome.dir, benchHome.err = os.MkdirTemp("/var/tmp", "wsh-bench-home-")
+		benchHome.path = benchHome.dir
+	})
+	if benchHome.err != nil {
+		tb.Fatal(benchHome.err)
+	}
+	return append(append([]string(nil), env...), "HOME="+benchHome.path)
 }
 
 // hostLabel names the host the benchmarks run on: BENCH_HOST when set

@@ -49,7 +49,7 @@ step "per exec, this host (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkExec$' -test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, paired: A and B alternate (-count $COUNT)"
-"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|bwrap-vs-bare)$' \
+"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|bwrap-vs-bare|jail-home-vs-jail-home-readonly)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, the jail with a large heap in the calling program (-count $COUNT)"

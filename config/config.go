@@ -43,6 +43,20 @@ const (
 // UnmarshalText accepts exactly "none" and "host".
 func (n *Network) UnmarshalText(b []byte) error { return oneOf(n, b, NetworkNone, NetworkHost) }
 
+// HomeMode says what the jail's $HOME is.
+type HomeMode string
+
+const (
+	// HomeOverlay is a copy-on-write home: commands read the host's home
+	// and write to wsh's own state directory, never to the host's home.
+	HomeOverlay HomeMode = "overlay"
+	// HomeReadonly is the host's home, read-only.
+	HomeReadonly HomeMode = "readonly"
+)
+
+// UnmarshalText accepts exactly "overlay" and "readonly".
+func (h *HomeMode) UnmarshalText(b []byte) error { return oneOf(h, b, HomeOverlay, HomeReadonly) }
+
 // oneOf sets *dst to b if it is one of the accepted values.
 func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
 	for _, a := range accepted {
@@ -72,6 +86,8 @@ type Config struct {
 	UnixSockets UnixSockets `env:"WSH_UNIX_SOCKETS" envDefault:"deny"`
 	// Network is the jail's network: none (loopback only) or host.
 	Network Network `env:"WSH_NETWORK" envDefault:"none"`
+	// Home is the jail's $HOME: overlay (copy-on-write) or readonly.
+	Home HomeMode `env:"WSH_HOME" envDefault:"overlay"`
 }
 
 // Variables lists every variable Load reads, with what it accepts.
@@ -82,6 +98,7 @@ var Variables = map[string]string{
 	"WSH_NETWORK":         "none, host",
 	"WSH_HIDE":            "absolute paths, separated by ':'",
 	"WSH_UNIX_SOCKETS":    "deny, allow",
+	"WSH_HOME":            "overlay, readonly",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -162,6 +179,8 @@ func fromEnvError(err error, environ map[string]string) error {
 				what = "a network mode"
 			case reflect.TypeOf(UnixSockets("")):
 				what = "a unix socket setting"
+			case reflect.TypeOf(HomeMode("")):
+				what = "a home mode"
 			}
 			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, Variables[k])}
 		}

@@ -19,17 +19,19 @@ func TestLoad(t *testing.T) {
 		env  []string
 		want Config
 	}{
-		{nil, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_NO_SANDBOX=1"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_NO_SANDBOX=true", "WSH_REQUIRE_SANDBOX=0"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_REQUIRE_SANDBOX=true"}, Config{RequireSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_NO_SANDBOX=false"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_UNIX_SOCKETS=allow"}, Config{Network: NetworkNone, UnixSockets: UnixAllow}},
-		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost, UnixSockets: UnixDeny}},
-		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone, UnixSockets: UnixDeny}},
-		{[]string{"WSH_HIDE=" + link + ":/no/such/../path"}, Config{Hide: []string{dir, "/no/path"}, Network: NetworkNone, UnixSockets: UnixDeny}},
+		{nil, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_NO_SANDBOX=1"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_NO_SANDBOX=true", "WSH_REQUIRE_SANDBOX=0"}, Config{NoSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_REQUIRE_SANDBOX=true"}, Config{RequireSandbox: true, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_NO_SANDBOX=false"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_UNIX_SOCKETS=allow"}, Config{Network: NetworkNone, UnixSockets: UnixAllow, Home: HomeOverlay}},
+		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_HOME=readonly"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeReadonly}},
+		{[]string{"WSH_HOME=overlay"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"OTHER=x", "PATH=/bin"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
+		{[]string{"WSH_HIDE=" + link + ":/no/such/../path"}, Config{Hide: []string{dir, "/no/path"}, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
 	}
 	for _, tt := range tests {
 		got, err := Load(tt.env)
@@ -67,6 +69,9 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_HIDE=/", "WSH_HIDE", "whole host"},
 		{"WSH_UNIX_SOCKETS=yes", "WSH_UNIX_SOCKETS", "deny, allow"},
 		{"WSH_UNIX_SOCKETS=", "WSH_UNIX_SOCKETS", "deny, allow"},
+		{"WSH_HOME=rw", "WSH_HOME", `"rw" is not a home mode; accepted values: overlay, readonly`},
+		{"WSH_HOME=Overlay", "WSH_HOME", "overlay, readonly"},
+		{"WSH_HOME=", "WSH_HOME", "set but empty; accepted values: overlay, readonly"},
 	}
 	for _, tt := range tests {
 		_, err := Load([]string{tt.env})

@@ -36,6 +36,9 @@ type Outcome struct {
 	// or hidden path, the working directory): EACCES there is the file's
 	// permission, not the host refusing the jail.
 	PathStep bool
+	// NeverDenial says no errno of the reported step is a denial: the
+	// step is not one the host can refuse the jail with (the home).
+	NeverDenial bool
 	// Status is the jail init's exit status (the target's own when there is
 	// no report).
 	Status int
@@ -110,6 +113,7 @@ func Classify(o Outcome) Verdict {
 	switch {
 	case o.Report.Step == o.ExecStep:
 		v.Kind, v.Mode = NotExecutable, 0
+	case o.NeverDenial:
 	case o.PathStep && o.Report.Errno == syscall.EACCES:
 		v.Note = "a path of the jail is not accessible"
 	case isDenial(o.Report.Errno):

@@ -32,6 +32,8 @@ func TestClassify(t *testing.T) {
 		{"report ENOENT", Outcome{Report: rep("detach", syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 2, Step: "detach", Errno: syscall.ENOENT}},
 		{"path step EACCES is a file's permission", Outcome{Report: rep("chdir", syscall.EACCES), PathStep: true}, Verdict{Kind: Failed, Mode: 2, Step: "chdir", Errno: syscall.EACCES, Note: "a path of the jail is not accessible"}},
 		{"path step EPERM is a denial", Outcome{Report: rep("detach", syscall.EPERM), PathStep: true}, Verdict{Kind: Denied, Mode: 2, Step: "detach", Errno: syscall.EPERM}},
+		{"the home's EPERM is no denial", Outcome{Report: rep("home", syscall.EPERM), PathStep: true, NeverDenial: true}, Verdict{Kind: Failed, Mode: 2, Step: "home", Errno: syscall.EPERM}},
+		{"the home's EACCES is no denial", Outcome{Report: rep("home", syscall.EACCES), PathStep: true, NeverDenial: true}, Verdict{Kind: Failed, Mode: 2, Step: "home", Errno: syscall.EACCES}},
 		{"exec EACCES is not a denial", Outcome{Report: rep("exec", syscall.EACCES), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.EACCES}},
 		{"exec ENOEXEC", Outcome{Report: rep("exec", syscall.ENOEXEC), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.ENOEXEC}},
 		{"no report, status 0", Outcome{Status: 0}, Verdict{Kind: Ran}},

@@ -45,6 +45,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building wsh:", err)
 		return 1
 	}
+	defer removeHomes()
 	return m.Run()
 }
 

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -12,13 +13,22 @@ import (
 // and an empty mode-000 file of it over each hidden file, so nothing in the
 // jail can read them (EACCES). A hidden path that does not exist is left:
 // the root is read-only, so it can appear only under a writable path.
+//
+// Beneath the copy-on-write home, a hidden path is covered where the home
+// shows it now (openPlace), whatever a command of this user made there; if
+// the home shows nothing there (removed, or a symlink put in its place),
+// the host's file is not in the jail's view, and there is nothing to
+// cover.
 func hide(st *setupState) error {
 	var dirs, files []PathID
 	for _, id := range st.spec.Hidden {
 		if (id.Dev == 0 && id.Ino == 0) || beneathOther(id, st.spec.Hidden) {
 			continue // did not exist when wsh started, or covered already
 		}
-		fd, err := id.Open()
+		fd, err := st.openPlace(id, false, false)
+		if st.inHome(id.Path) && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR)) {
+			continue
+		}
 		if err != nil {
 			return err // moved away since wsh started: fail, never uncover
 		}
@@ -37,7 +47,7 @@ func hide(st *setupState) error {
 	if len(dirs)+len(files) == 0 {
 		return nil
 	}
-	return coverAll(dirs, files)
+	return st.coverAll(dirs, files)
 }
 
 // beneathOther reports whether id lies beneath another of the paths.
@@ -52,7 +62,7 @@ func beneathOther(id PathID, all []PathID) bool {
 
 // coverAll makes one tmpfs holding one empty file, clones it (or the file)
 // once per path, makes it unreadable, and moves the clones into place.
-func coverAll(dirs, files []PathID) error {
+func (st *setupState) coverAll(dirs, files []PathID) error {
 	mfd, err := emptyTmpfs()
 	if err != nil {
 		return err
@@ -82,7 +92,7 @@ func coverAll(dirs, files []PathID) error {
 		if err := unix.MountSetattr(clones[i], "", unix.AT_EMPTY_PATH, attr); err != nil {
 			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
 		}
-		if err := moveMountTo(clones[i], id); err != nil {
+		if err := st.placeMount(clones[i], id); err != nil {
 			return err
 		}
 	}

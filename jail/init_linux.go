@@ -25,6 +25,8 @@ func Init() {
 		os.Exit(initMain())
 	case ReadbackArg0:
 		os.Exit(readback())
+	case KeeperArg0:
+		os.Exit(keeperMain())
 	}
 }
 
@@ -131,9 +133,10 @@ type setupStep struct {
 
 type setupState struct {
 	spec     *Spec
-	writable []int // detached clones of the writable paths, in spec order
-	devices  []int // detached clones of the device nodes, in devNodes order
-	shm      int   // detached clone of spec.ShmDir, or -1
+	writable []int  // detached clones of the writable paths, in spec order
+	devices  []int  // detached clones of the device nodes, in devNodes order
+	shm      int    // detached clone of spec.ShmDir, or -1
+	homeDev  uint64 // the device of the copy-on-write home, once mounted
 }
 
 // steps is the one list that defines the order of the setup.
@@ -143,6 +146,7 @@ var steps = []setupStep{
 	{StepDetach, detach},
 	{StepRootReadonly, rootReadonly},
 	{StepRun, coverRun},
+	{StepHome, mountHome},
 	{StepWritable, placeWritable},
 	{StepHide, hide},
 	{StepProc, mountProc},

@@ -91,9 +91,29 @@ func placeWritable(st *setupState) error {
 	depth := func(i int) int { return strings.Count(st.spec.Writable[i].Path, "/") }
 	sort.SliceStable(order, func(a, b int) bool { return depth(order[a]) < depth(order[b]) })
 	for _, i := range order {
-		if err := moveMountTo(st.writable[i], st.spec.Writable[i]); err != nil {
+		if err := st.placeMount(st.writable[i], st.spec.Writable[i]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// placeMount mounts the detached tree fd on id's place (openPlace: made
+// again if a command removed it from the copy-on-write home), and closes
+// fd.
+func (st *setupState) placeMount(fd int, id PathID) error {
+	defer unix.Close(fd)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return &os.PathError{Op: "fstat", Path: id.Path, Err: err}
+	}
+	to, err := st.openPlace(id, true, fst.Mode&unix.S_IFMT == unix.S_IFDIR)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(to)
+	if err := unix.MoveMount(fd, "", to, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount", Path: id.Path, Err: err}
 	}
 	return nil
 }

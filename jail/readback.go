@@ -19,6 +19,20 @@ type Readback struct {
 	PID1       string   `json:"pid1"` // argv[0] of PID 1 in this PID namespace
 	NetDevices []string `json:"net_devices"`
 	RootRO     bool     `json:"root_read_only"`
+	// Home is what the jail shows at the host's home directory, when there
+	// is one.
+	Home *HomeReadback `json:"home,omitempty"`
+}
+
+// A HomeReadback is the mount in force at the home, from mountinfo, and
+// whether wsh's state directory can be read.
+type HomeReadback struct {
+	Path   string `json:"path"`
+	FSType string `json:"fstype"`
+	Upper  string `json:"upperdir,omitempty"`
+	// StateHidden: opening wsh's state directory gives EACCES (or it
+	// does not exist).
+	StateHidden bool `json:"state_hidden"`
 }
 
 // Confined reports whether r shows the full jail, and if not, what is

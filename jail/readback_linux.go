@@ -2,6 +2,8 @@ package jail
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 )
@@ -33,6 +35,9 @@ func readback() int {
 		}
 	}
 	r.RootRO = rootReadOnly()
+	if len(os.Args) == 3 && os.Args[1] != "" {
+		r.Home = homeReadback(os.Args[1], os.Args[2])
+	}
 	if err := json.NewEncoder(os.Stdout).Encode(&r); err != nil {
 		return 1
 	}
@@ -61,4 +66,32 @@ func rootReadOnly() bool {
 		}
 	}
 	return ro
+}
+
+// homeReadback reads the mount in force at home from mountinfo, and tries
+// to open the state directory.
+func homeReadback(home, state string) *HomeReadback {
+	h := &HomeReadback{Path: home}
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 || f[4] != home {
+			continue
+		}
+		h.FSType, h.Upper = g[0], ""
+		for _, o := range strings.Split(g[2], ",") {
+			if v, ok := strings.CutPrefix(o, "upperdir="); ok {
+				h.Upper = v
+			}
+		}
+	}
+	if state != "" {
+		f, err := os.Open(state)
+		if err == nil {
+			f.Close()
+		}
+		h.StateHidden = errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)
+	}
+	return h
 }

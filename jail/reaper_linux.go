@@ -74,7 +74,22 @@ func reap(spec *Spec, sigs <-chan os.Signal) int {
 	}
 	status := waitFor(pid)
 	unix.Kill(-1, unix.SIGKILL) // orphans the target left
+	reapAll()
 	return status
+}
+
+// reapAll waits until every other process of the jail is gone. The
+// kernel would kill and wait for them itself once PID 1 exits, but only
+// after PID 1 has closed its descriptors: the home's users lock
+// (HomeLockFD) must outlast every process that can still write to the
+// home's mount.
+func reapAll() {
+	for {
+		_, err := unix.Wait4(-1, nil, unix.WALL, nil)
+		if err != unix.EINTR && err != nil {
+			return
+		}
+	}
 }
 
 // killAllAtExit kills every other process of the jail as soon as the

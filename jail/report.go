@@ -19,6 +19,7 @@ const (
 	StepDetach
 	StepRootReadonly
 	StepRun
+	StepHome
 	StepWritable
 	StepHide
 	StepProc
@@ -32,6 +33,10 @@ const (
 	StepNoNewPrivs
 	StepSeccomp
 	StepExec
+	// The home's keeper's steps (KeeperArg0), reported the same way.
+	StepKeeperLock
+	StepKeeperMount
+	StepKeeperListen
 	stepCount
 )
 
@@ -42,6 +47,7 @@ var stepNames = [stepCount]string{
 	StepDetach:       "detach",
 	StepRootReadonly: "root-readonly",
 	StepRun:          "run",
+	StepHome:         "home",
 	StepWritable:     "writable",
 	StepHide:         "hide",
 	StepProc:         "proc",
@@ -55,14 +61,22 @@ var stepNames = [stepCount]string{
 	StepNoNewPrivs:   "no-new-privs",
 	StepSeccomp:      "seccomp",
 	StepExec:         "exec",
+	StepKeeperLock:   "keeper-lock",
+	StepKeeperMount:  "keeper-mount",
+	StepKeeperListen: "keeper-listen",
 }
 
 // ResolvesPath reports whether the step resolves a path the user named (a
 // writable or hidden path, the working directory), where EACCES is that
 // path's permission rather than the host refusing the jail.
 func (s Step) ResolvesPath() bool {
-	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir
+	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir || s == StepHome
 }
+
+// NeverDenial reports whether a failure of the step, whatever its errno,
+// is no refusal of the jail by the host: the copy-on-write home is a
+// convenience of the jail, and losing it must not switch the jail off.
+func (s Step) NeverDenial() bool { return s == StepHome }
 
 // Note says, for a failure of the step with errno, what it means when
 // the errno alone does not say it.

@@ -28,6 +28,11 @@ type Spec struct {
 	// for this spec (CompileFilter). The init only loads it: without one
 	// the seccomp step fails (EINVAL), and the jail with it.
 	Filter []byte
+	// Home, when its Path is set, is the host's home directory, over which
+	// the init mounts the copy-on-write home it finds on HomeFD. HomeMounts
+	// are the host's mounts beneath it, bound again (read-only) on top.
+	Home       PathID
+	HomeMounts []string
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
 	AllowUnix bool
@@ -45,8 +50,18 @@ type Spec struct {
 // own argv would be), and /proc/1/cmdline would show it in the jail.
 const SpecFD = 4
 
+// HomeFD is the descriptor on which a jail init with a Spec.Home finds the
+// detached mount of the copy-on-write home, and HomeLockFD the home's
+// users lock (a shared flock), which it holds until every process of the
+// jail is gone: no other mount of the home's upper directory may be made
+// while this one is in use.
+const (
+	HomeFD     = 5
+	HomeLockFD = 6
+)
+
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x01"
+const specMagic = "wsh-spec\x02"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -68,13 +83,12 @@ func (s *Spec) Encode() ([]byte, error) {
 	e.ids(s.Writable)
 	e.ids(s.Hidden)
 	e.id(s.ShmDir)
+	e.id(s.Home)
+	e.strs(s.HomeMounts)
 	e.bytes(s.Filter)
 	e.str(s.Dir)
 	e.str(s.Path)
-	e.u32(uint32(len(s.Args)))
-	for _, a := range s.Args {
-		e.str(a)
-	}
+	e.strs(s.Args)
 	if len(e.b) > maxSpec {
 		return nil, fmt.Errorf("jail spec: %d bytes, more than %d", len(e.b), maxSpec)
 	}
@@ -110,15 +124,12 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
 	s.ShmDir = d.id()
+	s.Home = d.id()
+	s.HomeMounts = d.strs()
 	s.Filter = d.bytes()
 	s.Dir = d.str()
 	s.Path = d.str()
-	if n := d.count(4); n > 0 {
-		s.Args = make([]string, n)
-		for i := range s.Args {
-			s.Args[i] = d.str()
-		}
-	}
+	s.Args = d.strs()
 	if d.bad || len(d.b) != 0 || flags&^3 != 0 {
 		return nil, errSpec
 	}
@@ -132,6 +143,12 @@ func (e *encoder) u64(v uint64)   { e.b = binary.LittleEndian.AppendUint64(e.b, 
 func (e *encoder) bytes(v []byte) { e.u32(uint32(len(v))); e.b = append(e.b, v...) }
 func (e *encoder) str(v string)   { e.u32(uint32(len(v))); e.b = append(e.b, v...) }
 func (e *encoder) id(p PathID)    { e.str(p.Path); e.u64(p.Dev); e.u64(p.Ino) }
+func (e *encoder) strs(ss []string) {
+	e.u32(uint32(len(ss)))
+	for _, v := range ss {
+		e.str(v)
+	}
+}
 func (e *encoder) ids(ps []PathID) {
 	e.u32(uint32(len(ps)))
 	for _, p := range ps {
@@ -197,6 +214,18 @@ func (d *decoder) bytes() []byte {
 }
 
 func (d *decoder) str() string { return string(d.take(uint64(d.u32()))) }
+
+func (d *decoder) strs() []string {
+	n := d.count(4)
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.str()
+	}
+	return out
+}
 
 func (d *decoder) id() PathID { return PathID{Path: d.str(), Dev: d.u64(), Ino: d.u64()} }
 

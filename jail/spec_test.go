@@ -13,6 +13,8 @@ func fullSpec() *Spec {
 		Writable:    []PathID{{"/tmp", 1, 2}, {"/work/dir with space", 3, 4}},
 		Hidden:      []PathID{{"/home/u/.ssh", 5, 6}, {"/nonexistent", 0, 0}},
 		ShmDir:      PathID{"/dev/shm/wsh-1", 7, 8},
+		Home:        PathID{"/home/u", 9, 10},
+		HomeMounts:  []string{"/home/u/mnt", "/home/u/data disk"},
 		Filter:      bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 40),
 		AllowUnix:   true,
 		HostNetwork: true,
@@ -54,7 +56,7 @@ func TestSpecRefusesMalformed(t *testing.T) {
 	bad := map[string][]byte{
 		"a trailing byte": append(append([]byte(nil), b...), 0),
 		"an unknown flag": func() []byte { c := bytes.Clone(b); c[len(specMagic)] |= 4; return c }(),
-		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 2; return c }(),
+		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 1; return c }(),
 		"a huge count": func() []byte {
 			c := []byte(specMagic + "\x00")
 			return binary.LittleEndian.AppendUint32(c, 1<<31)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -39,6 +40,7 @@ type Jailer struct {
 	shmDir   jail.PathID // fifoDir, bound read-only in the jail
 	warn     io.Writer
 	state    degrade.State
+	home     jailHome
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -52,7 +54,23 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
-	if j.policy, err = newPolicy(w, cfg.Hide); err != nil {
+	var plan wrap.HomePlan
+	var why string
+	hidden := cfg.Hide
+	if !cfg.NoSandbox {
+		// wsh's state directory (the copy-on-write home's layers) is
+		// hidden from every jail and from the shell itself.
+		plan, why = planHome(cfg, environ, w)
+		if why == "" {
+			if plan, err = makeState(plan); err != nil {
+				why = err.Error()
+			}
+		}
+		if s := existingState(plan); s != "" {
+			hidden = append(append([]string(nil), hidden...), s)
+		}
+	}
+	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err
 	}
 	if !cfg.NoSandbox {
@@ -66,6 +84,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			j.Close()
 			return nil, err
 		}
+		j.setupHome(plan, why)
 		j.decide(dir)
 	}
 	return j, nil
@@ -147,10 +166,11 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	}
 	hc := interp.HandlerCtx(ctx)
 	var hidden func(string) bool
+	var stat func(string) (fs.FileInfo, error)
 	if !j.cfg.NoSandbox {
-		hidden = j.policy.hiddenName
+		hidden, stat = j.policy.hiddenName, j.policy.statView
 	}
-	path, err := lookPath(hc.Dir, hc.Env, args[0], hidden)
+	path, err := lookPath(hc.Dir, hc.Env, args[0], hidden, stat)
 	if err != nil {
 		le := err.(*lookupError)
 		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
@@ -216,7 +236,9 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 		}
 	}
 	var out, errb bytes.Buffer
-	req := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0}, []string{}, nil, &out, &errb)
+	hs := j.Home()
+	req := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	defer j.attachHome(req)()
 	v := degrade.Classify(wrap.Run(ctx, req))
 	if v.Kind != degrade.Ran {
 		return v, nil, nil
@@ -243,6 +265,15 @@ func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, _, _ := j.Probe(ctx, dir)
+	if v.Kind == degrade.Failed && v.Step == jail.StepHome.String() {
+		// The home could not be put in the jail: the jail goes on
+		// without it, read-only as before.
+		j.stopHome(strings.TrimSuffix(v.Message(), "; run 'wsh doctor'"))
+		v, _, _ = j.Probe(ctx, dir)
+	}
+	if v.Kind == degrade.Denied {
+		j.releaseHome()
+	}
 	switch {
 	case v.Kind == degrade.Denied && j.cfg.RequireSandbox:
 		// each command fails closed on its own attempt
@@ -259,7 +290,11 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	out := wrap.Run(ctx, j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr))
+	req := j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	done := j.attachHome(req)
+	j.noticeHome()
+	out := wrap.Run(ctx, req)
+	done()
 	if err := ctx.Err(); err != nil {
 		// Cancelled: whatever the jail got to, the command's outcome is the
 		// cancellation, and it teaches the degrade state nothing.

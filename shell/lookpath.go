@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +23,14 @@ func (e *lookupError) Error() string { return e.msg }
 // non-executable match is "Permission denied" only when nothing better is
 // found. A path for which hidden is true is "Permission denied" without a
 // look, as a path beneath the jail's unreadable mount is; a $PATH entry
-// that is hidden is passed over.
-func lookPath(dir string, env expand.Environ, name string, hidden func(string) bool) (string, error) {
+// that is hidden is passed over. stat stats a path (following symlinks)
+// where the jail finds it: nil is os.Stat.
+func lookPath(dir string, env expand.Environ, name string, hidden func(string) bool, stat func(string) (fs.FileInfo, error)) (string, error) {
 	if hidden == nil {
 		hidden = func(string) bool { return false }
+	}
+	if stat == nil {
+		stat = os.Stat
 	}
 	if strings.Contains(name, "/") {
 		p := name
@@ -35,7 +40,7 @@ func lookPath(dir string, env expand.Environ, name string, hidden func(string) b
 		if hidden(p) {
 			return "", &lookupError{126, name + ": Permission denied"}
 		}
-		return filepath.Clean(p), checkExecutable(p, name)
+		return filepath.Clean(p), checkExecutable(stat, p, name)
 	}
 	var denied string
 	for _, elem := range filepath.SplitList(env.Get("PATH").String()) {
@@ -49,11 +54,11 @@ func lookPath(dir string, env expand.Environ, name string, hidden func(string) b
 		if hidden(p) {
 			continue
 		}
-		switch err := checkExecutable(p, name); {
+		switch err := checkExecutable(stat, p, name); {
 		case err == nil:
 			return p, nil
 		case err.(*lookupError).status == 126 && denied == "":
-			fi, _ := os.Stat(p)
+			fi, _ := stat(p)
 			if fi != nil && !fi.IsDir() {
 				denied = p
 			}
@@ -65,8 +70,8 @@ func lookPath(dir string, env expand.Environ, name string, hidden func(string) b
 	return "", &lookupError{127, name + ": command not found"}
 }
 
-func checkExecutable(p, name string) error {
-	fi, err := os.Stat(p)
+func checkExecutable(stat func(string) (fs.FileInfo, error), p, name string) error {
+	fi, err := stat(p)
 	switch {
 	case err != nil:
 		return &lookupError{127, name + ": No such file or directory"}

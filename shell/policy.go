@@ -29,6 +29,7 @@ import (
 type policy struct {
 	writable []jail.PathID
 	hidden   []jail.PathID // Dev and Ino 0 where the path did not exist
+	home     *homeView     // the copy-on-write home, or nil
 }
 
 // newPolicy records the identity of each writable path and of each hidden
@@ -97,7 +98,13 @@ func (p *policy) open(ctx context.Context, name string, flag int, perm os.FileMo
 		}
 		return f, nil
 	}
-	f, err := os.OpenFile(path, flag, perm)
+	var f *os.File
+	var err error
+	if host, rel, inHome := p.locate(path, true); inHome {
+		f, err = p.home.open(rel, flag, perm)
+	} else {
+		f, err = os.OpenFile(host, flag, perm)
+	}
 	if err != nil {
 		return nil, shellError(name, err)
 	}
@@ -118,7 +125,7 @@ func (p *policy) stat(ctx context.Context, path string, follow bool) (fs.FileInf
 	if !follow {
 		fl |= unix.O_NOFOLLOW
 	}
-	f, err := openFile(path, fl)
+	f, err := p.openView(path, fl, follow)
 	if err != nil {
 		return nil, shellError(path, err)
 	}
@@ -128,7 +135,7 @@ func (p *policy) stat(ctx context.Context, path string, follow bool) (fs.FileInf
 		return nil, shellError(path, err)
 	}
 	switch {
-	case p.isHiddenRoot(fi):
+	case p.isHiddenRoot(fi) || p.isHiddenInHome(int(f.Fd())):
 		return hiddenInfo{fi}, nil
 	case p.fdHidden(int(f.Fd())):
 		return nil, shellError(path, syscall.EACCES)
@@ -140,7 +147,7 @@ func (p *policy) readDir(ctx context.Context, path string) ([]fs.DirEntry, error
 	if p.hiddenName(path) {
 		return nil, shellError(path, syscall.EACCES)
 	}
-	f, err := openFile(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	f, err := p.openView(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, true)
 	if err != nil {
 		return nil, shellError(path, err)
 	}
@@ -155,7 +162,7 @@ func (p *policy) access(ctx context.Context, path string, mode interp.AccessMode
 	if p.hiddenName(path) {
 		return shellError(path, syscall.EACCES)
 	}
-	f, err := openFile(path, unix.O_PATH|unix.O_CLOEXEC)
+	f, err := p.openView(path, unix.O_PATH|unix.O_CLOEXEC, true)
 	if err != nil {
 		return shellError(path, err)
 	}
@@ -183,7 +190,96 @@ func (p *policy) fdWritable(fd int) bool {
 	if !isFileFD(fd) {
 		return true
 	}
+	if p.home != nil && fdDev(fd) == p.home.dev {
+		return true // the copy-on-write home is writable in the jail
+	}
 	return p.inWritable(real)
+}
+
+func fdDev(fd int) uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Dev
+}
+
+// locate says where the jail finds path: rel beneath the copy-on-write
+// home (inHome), or host, a path on the host. Where the path leads into
+// the home (or a symlink there leads out of it), it is resolved as the
+// jail would; otherwise it is left as it is, for the kernel to resolve on
+// the host. follow false leaves a last symlink unfollowed.
+func (p *policy) locate(path string, follow bool) (host, rel string, inHome bool) {
+	if p.home == nil {
+		return path, "", false
+	}
+	var real string
+	var via bool
+	var err error
+	if follow {
+		real, via, err = p.realPath(path)
+	} else {
+		dir, base := filepath.Split(path)
+		real, via, err = p.realPath(dir)
+		real = filepath.Join(real, base)
+	}
+	if err != nil || !via {
+		return path, "", false
+	}
+	if rel, ok := p.home.rel(real); ok {
+		return "", rel, true
+	}
+	return real, "", false
+}
+
+// statView stats path where the jail finds it, following symlinks.
+func (p *policy) statView(path string) (fs.FileInfo, error) {
+	if p.home == nil {
+		return os.Stat(path)
+	}
+	f, err := p.openView(path, unix.O_PATH|unix.O_CLOEXEC, true)
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// openView opens path where the jail finds it (locate).
+func (p *policy) openView(path string, flags int, follow bool) (*os.File, error) {
+	host, rel, inHome := p.locate(path, follow)
+	if inHome {
+		if !follow {
+			flags |= unix.O_NOFOLLOW
+		}
+		return p.home.open(rel, flags, 0)
+	}
+	return openHost(host, flags, follow)
+}
+
+func openHost(path string, flags int, follow bool) (*os.File, error) {
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	return openFile(path, flags|unix.O_CLOEXEC)
+}
+
+// isHiddenInHome reports whether fd, opened through the copy-on-write
+// home, is a hidden path itself.
+func (p *policy) isHiddenInHome(fd int) bool {
+	if p.home == nil || fdDev(fd) != p.home.dev {
+		return false
+	}
+	real, ok := p.home.pathOf(fd)
+	if !ok {
+		return false
+	}
+	for _, h := range p.hidden {
+		if h.Path == real {
+			return true
+		}
+	}
+	return false
 }
 
 func openFile(path string, flags int) (*os.File, error) {

@@ -22,7 +22,7 @@ func (p *policy) hiddenName(path string) bool {
 	if p.nameHidden(filepath.Clean(path)) {
 		return true
 	}
-	real, err := realPath(path)
+	real, _, err := p.realPath(path)
 	switch {
 	case err == nil:
 		return p.nameHidden(real)
@@ -76,6 +76,14 @@ func (p *policy) fdHidden(fd int) bool {
 		return true
 	}
 	kind := st.Mode & unix.S_IFMT
+	if p.home != nil && st.Dev == p.home.dev {
+		// Opened through the copy-on-write home: recognised by its path
+		// in the home. (Its directories cannot be renamed there, with
+		// overlayfs's redirect_dir off; what the host has hidden
+		// beneath them is covered in every jail of this session.)
+		real, ok := p.home.pathOf(fd)
+		return !ok || p.nameHidden(real)
+	}
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil || !filepath.IsAbs(real) || strings.HasSuffix(real, " (deleted)") {
 		// A pipe or socket has no path; a file whose path cannot be

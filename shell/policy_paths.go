@@ -44,11 +44,13 @@ func stdioFD(path string) (int, bool) {
 	return 0, false
 }
 
-// realPath resolves path as the kernel would for an open, one component at
-// a time: symlinks are followed (a dangling last one too, since O_CREAT
-// creates its target), and ".." applies after them. The last component
-// need not exist; a missing directory before it is ENOENT.
-func realPath(path string) (string, error) {
+// realPath resolves path as the kernel would for an open in the jail, one
+// component at a time: symlinks are followed (a dangling last one too,
+// since O_CREAT creates its target), and ".." applies after them. The last
+// component need not exist; a missing directory before it is ENOENT.
+// Components the jail shows from the copy-on-write home are looked up
+// there; viaHome reports whether any was.
+func (p *policy) realPath(path string) (real string, viaHome bool, err error) {
 	todo := strings.Split(path, "/")
 	cur := "/"
 	for links := 0; len(todo) > 0; {
@@ -62,29 +64,49 @@ func realPath(path string) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
+		rel, inHome := p.home.rel(next)
+		viaHome = viaHome || inHome
+		link, err := p.isLink(next, rel, inHome)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && onlyDots(todo):
-			return filepath.Join(next, strings.Join(todo, "/")), nil
+			return filepath.Join(next, strings.Join(todo, "/")), viaHome, nil
 		case err != nil:
-			return "", unwrapErrno(err)
-		case fi.Mode()&fs.ModeSymlink == 0:
+			return "", viaHome, unwrapErrno(err)
+		case !link:
 			cur = next
 			continue
 		}
 		if links++; links > 40 {
-			return "", syscall.ELOOP
+			return "", viaHome, syscall.ELOOP
 		}
-		target, err := os.Readlink(next)
+		target, err := p.readlink(next, rel, inHome)
 		if err != nil {
-			return "", unwrapErrno(err)
+			return "", viaHome, unwrapErrno(err)
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
 		todo = append(strings.Split(target, "/"), todo...)
 	}
-	return cur, nil
+	return cur, viaHome, nil
+}
+
+func (p *policy) isLink(path, rel string, inHome bool) (bool, error) {
+	if inHome {
+		return p.home.isLink(rel)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	return fi.Mode()&fs.ModeSymlink != 0, nil
+}
+
+func (p *policy) readlink(path, rel string, inHome bool) (string, error) {
+	if inHome {
+		return p.home.readlink(rel)
+	}
+	return os.Readlink(path)
 }
 
 func onlyDots(rest []string) bool {

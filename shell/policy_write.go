@@ -18,19 +18,28 @@ import (
 // is created or truncated there.
 func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	for try := 0; try < 8; try++ {
-		real, err := realPath(path)
+		real, _, err := p.realPath(path)
 		if err != nil {
 			return nil, err
 		}
-		root, ok := p.rootOf(real)
-		if !ok {
+		var f *os.File
+		if root, ok := p.rootOf(real); ok {
+			f, err = p.openBeneath(root, real, flag, perm)
+		} else if rel, ok := p.home.rel(real); ok {
+			// The copy-on-write home is writable in the jail: so it is
+			// here, through its mount.
+			if rel == "." {
+				rel = ""
+			}
+			f, err = p.openBeneathFD(p.home.root, rel, real, flag, perm)
+		} else {
 			return nil, refusedWrite(real, flag)
 		}
-		f, err := p.openBeneath(root, real, flag, perm)
-		if err != unix.EXDEV {
+		if err != unix.EXDEV && err != unix.ELOOP {
 			return f, err
 		}
-		// EXDEV: the path changed after it was resolved; resolve again.
+		// EXDEV, ELOOP: the path changed after it was resolved; resolve
+		// again.
 	}
 	return nil, syscall.EROFS
 }
@@ -56,6 +65,12 @@ func (p *policy) openBeneath(root jail.PathID, real string, flag int, perm os.Fi
 	}
 	defer unix.Close(rfd)
 	rel := strings.TrimPrefix(strings.TrimPrefix(real, root.Path), "/")
+	return p.openBeneathFD(rfd, rel, real, flag, perm)
+}
+
+// openBeneathFD opens rel beneath the directory rfd for writing: its
+// directory first, checked for hidden paths, then the file.
+func (p *policy) openBeneathFD(rfd int, rel, real string, flag int, perm os.FileMode) (*os.File, error) {
 	dirRel, base := filepath.Split(rel)
 	if base == "" {
 		base = "."
@@ -69,8 +84,7 @@ func (p *policy) openBeneath(root jail.PathID, real string, flag int, perm os.Fi
 	}
 	defer unix.Close(dfd)
 	if len(p.hidden) > 0 {
-		up, err := unix.Openat(dfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil || p.walkUpHidden(up) {
+		if p.fdHidden(dfd) {
 			return nil, syscall.EACCES
 		}
 	}

@@ -121,7 +121,7 @@ func namespacesAllowed(hostNetwork bool) bool {
 	}
 	defer null.Close()
 	pid, err := spawn(initExe{path: "/proc/self/nonexistent-wsh-check"}, []string{"wsh-check"}, []string{},
-		[5]*os.File{null, null, null, null, null}, hostNetwork)
+		jailAttr(hostNetwork, null, null, null, null, null))
 	if err == nil { // cannot happen: nothing is there to run
 		unix.Kill(pid, unix.SIGKILL)
 		var ws unix.WaitStatus

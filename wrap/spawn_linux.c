@@ -102,7 +102,7 @@ static int child(void *arg) {
 	// this is caught by the init's first step, which finds the sentinel's
 	// read end gone; getppid() says nothing here, it is 0 in a new PID
 	// namespace.)
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if (s->pdeathsig && prctl(PR_SET_PDEATHSIG, s->pdeathsig, 0, 0, 0) < 0)
 		return fail(s, WSH_STEP_PDEATHSIG);
 
 	// A uid other than 0 loses every capability at the exec of the init
@@ -112,25 +112,35 @@ static int child(void *arg) {
 	struct __user_cap_data_struct data[2];
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return fail(s, WSH_STEP_CAPS);
-	for (int i = 0; i < WSH_SPAWN_NCAPS; i++) {
-		int c = s->caps[i];
-		data[c / 32].permitted |= 1u << (c % 32);
-		data[c / 32].inheritable |= 1u << (c % 32);
+	if (s->allcaps) {
+		// Every capability of the new namespace: the home's keeper
+		// mounts an overlay, which does its work on the layers with
+		// the credentials of the process that mounted it.
+		for (int i = 0; i < 2; i++)
+			data[i].inheritable = data[i].permitted;
+	} else {
+		for (int i = 0; i < WSH_SPAWN_NCAPS; i++) {
+			int c = s->caps[i];
+			data[c / 32].permitted |= 1u << (c % 32);
+			data[c / 32].inheritable |= 1u << (c % 32);
+		}
 	}
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return fail(s, WSH_STEP_CAPS);
-	for (int i = 0; i < WSH_SPAWN_NCAPS; i++) {
-		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, s->caps[i], 0, 0) < 0)
+	for (int c = 0; c < 64; c++) {
+		if (!(data[c / 32].inheritable & (1u << (c % 32))))
+			continue;
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
 			return fail(s, WSH_STEP_CAPS);
 	}
 
-	// Descriptors 0..4 from files[]: first every source, and the binary to
-	// execute, moved above 4, so that no dup3 below lands on one still
+	// Descriptors 0..nfiles-1 from files[]: first every source, and the
+	// binary to execute, moved above them, so that no dup3 below lands on one still
 	// needed (a memfd numbered 3 would otherwise be replaced by the
 	// sentinel, and the exec would run whatever took its place); then each
 	// into place (dup3 with no flags: not close-on-exec); then every other
 	// descriptor, whatever the caller left open across exec, marked
-	// close-on-exec. The init gets exactly 0..4.
+	// close-on-exec. The init gets exactly 0..nfiles-1.
 	int exe = -1;
 	if (s->exe_fd >= 0) {
 		exe = fcntl(s->exe_fd, F_DUPFD_CLOEXEC, WSH_SPAWN_FILES);
@@ -138,17 +148,17 @@ static int child(void *arg) {
 			return fail(s, WSH_STEP_FILES);
 	}
 	int fd[WSH_SPAWN_FILES];
-	for (int i = 0; i < WSH_SPAWN_FILES; i++) {
+	for (int i = 0; i < s->nfiles; i++) {
 		fd[i] = fcntl(s->files[i], F_DUPFD_CLOEXEC, WSH_SPAWN_FILES);
 		if (fd[i] < 0)
 			return fail(s, WSH_STEP_FILES);
 	}
-	for (int i = 0; i < WSH_SPAWN_FILES; i++) {
+	for (int i = 0; i < s->nfiles; i++) {
 		if (dup3(fd[i], i, 0) < 0)
 			return fail(s, WSH_STEP_FILES);
 	}
 	// Linux 5.11; the jail's setup needs 5.12 (mount_setattr) anyway.
-	if (syscall(SYS_close_range, WSH_SPAWN_FILES, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (syscall(SYS_close_range, s->nfiles, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		return fail(s, WSH_STEP_FILES);
 
 	uint64_t none = 0;

@@ -62,12 +62,37 @@ func namespaceFlags(hostNetwork bool) uintptr {
 	return flags
 }
 
-// spawn starts exe with argv and env in fresh namespaces, with files as
-// its descriptors 0 to 4 and no other, in a session of its own, with the identity map
-// (the same uid and gid inside as outside), setgroups denied, SIGKILL as
-// its parent-death signal and initCaps in its ambient set. It returns the
-// pid once the child has exec'd.
-func spawn(exe initExe, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, hostNetwork bool) (int, error) {
+// spawnAttr is how spawn starts a child.
+type spawnAttr struct {
+	// files are the child's descriptors 0, 1, ...: a jail init's five, or
+	// seven with the jail's home (jail.HomeFD, jail.HomeLockFD).
+	files []*os.File
+	// flags are the CLONE_NEW* flags (namespaceFlags).
+	flags uintptr
+	// orphan leaves out the parent-death signal: the home's keeper
+	// outlives the wsh that started it.
+	orphan bool
+	// allCaps raises every capability of the new user namespace into the
+	// ambient set, not only initCaps.
+	allCaps bool
+}
+
+// jailAttr is the attr of a jail init with files.
+func jailAttr(hostNetwork bool, files ...*os.File) spawnAttr {
+	return spawnAttr{files: files, flags: namespaceFlags(hostNetwork)}
+}
+
+// spawn starts exe with argv and env in fresh namespaces, with attr.files
+// as its descriptors from 0 and no other, in a session of its own, with
+// the identity map (the same uid and gid inside as outside), setgroups
+// denied, SIGKILL as its parent-death signal (unless attr.orphan) and
+// initCaps in its ambient set. It returns the pid once the child has
+// exec'd.
+func spawn(exe initExe, argv, env []string, attr spawnAttr) (int, error) {
+	files := attr.files
+	if len(files) == 0 || len(files) > C.WSH_SPAWN_FILES {
+		return 0, &SpawnError{Step: "descriptors", Path: exe.path, Err: syscall.EINVAL}
+	}
 	path := exe.path
 	for _, a := range [][]string{{path}, argv, env} {
 		for _, v := range a {
@@ -89,7 +114,14 @@ func spawn(exe initExe, argv, env []string, files [C.WSH_SPAWN_FILES]*os.File, h
 	for i, f := range files {
 		s.files[i] = C.int(f.Fd())
 	}
-	s.flags = C.ulong(namespaceFlags(hostNetwork))
+	s.nfiles = C.int(len(files))
+	s.flags = C.ulong(attr.flags)
+	if !attr.orphan {
+		s.pdeathsig = C.int(unix.SIGKILL)
+	}
+	if attr.allCaps {
+		s.allcaps = 1
+	}
 	s.uid_map = mem.str(fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid()))
 	s.gid_map = mem.str(fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid()))
 	for i, c := range initCaps {

@@ -3,7 +3,7 @@
 #include <sys/types.h>
 
 enum {
-	WSH_SPAWN_FILES = 5, // descriptors 0..4 of the init
+	WSH_SPAWN_FILES = 7, // at most descriptors 0..6 of the init
 	WSH_SPAWN_NCAPS = 3,
 };
 
@@ -30,10 +30,13 @@ struct wsh_spawn {
 	char *const *argv;
 	char *const *envp;
 	int files[WSH_SPAWN_FILES];
+	int nfiles; // how many of files the init gets, as 0..nfiles-1
 	unsigned long flags; // CLONE_NEW* flags
+	int pdeathsig;       // SIGKILL at the parent's death, or 0
 	const char *uid_map;
 	const char *gid_map;
 	int caps[WSH_SPAWN_NCAPS]; // raised into the ambient set
+	int allcaps;               // raise every permitted capability instead
 	// Out: set by the child when a step before the exec fails.
 	volatile int err;
 	volatile int step;

@@ -16,7 +16,7 @@ import (
 // being files, and returns its exit status.
 func spawnSh(t *testing.T, script string, files [5]*os.File) int {
 	t.Helper()
-	pid, err := spawn(initExe{path: "/bin/sh"}, []string{"sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, files, false)
+	pid, err := spawn(initExe{path: "/bin/sh"}, []string{"sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, jailAttr(false, files[:]...))
 	if err != nil {
 		t.Fatalf("spawn: %v", err)
 	}
@@ -120,12 +120,12 @@ for n in user mnt pid net ipc uts; do echo ns $n $(readlink /proc/self/ns/$n); d
 // it and carries its errno; nothing is started.
 func TestSpawnErrors(t *testing.T) {
 	f := tempFiles(t, 5)
-	_, err := spawn(initExe{path: "/nonexistent/wsh-init"}, []string{"x"}, nil, [5]*os.File(f), false)
+	_, err := spawn(initExe{path: "/nonexistent/wsh-init"}, []string{"x"}, nil, jailAttr(false, f[:]...))
 	var se *SpawnError
 	if !errors.As(err, &se) || se.Step != "execve" || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("a missing binary: %v, want a SpawnError at execve with ENOENT", err)
 	}
-	_, err = spawn(initExe{path: "/bin/true"}, []string{"true"}, []string{"A=b\x00c"}, [5]*os.File(f), false)
+	_, err = spawn(initExe{path: "/bin/true"}, []string{"true"}, []string{"A=b\x00c"}, jailAttr(false, f[:]...))
 	if !errors.As(err, &se) || se.Step != "arguments" || !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("a NUL in the environment: %v, want EINVAL", err)
 	}

@@ -36,6 +36,10 @@ type Request struct {
 	// Started, if set, is called once the jail is made and the target
 	// started, while it may still run.
 	Started func()
+	// HomeMount, when Spec.Home is set, is a detached mount of the jail's
+	// copy-on-write home (Home.Clone), and HomeLock the home's users lock,
+	// which the init holds for as long as it lives. Run closes neither.
+	HomeMount, HomeLock *os.File
 }
 
 // Run runs the request in a jail and returns what the parent saw.
@@ -81,6 +85,7 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	if r, ok := jail.DecodeReport(<-report); ok {
 		out.Report = &degrade.Report{Step: r.Step.String(), Errno: r.Errno}
 		out.PathStep = r.Step.ResolvesPath()
+		out.NeverDenial = r.Step.NeverDenial()
 		out.Note = r.Step.Note(r.Errno)
 	}
 	return out
@@ -116,8 +121,11 @@ func start(req *Request) (*os.Process, *os.File, *childIO, error) {
 	// No working directory is set: a chdir refused here would look like a
 	// refused clone (mode 1); the init's own chdir step reports it as a
 	// path step.
-	pid, err := spawn(exe, []string{jail.InitArg0}, env,
-		[5]*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec}, req.Spec.HostNetwork)
+	files := []*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec}
+	if req.HomeMount != nil {
+		files = append(files, req.HomeMount, req.HomeLock)
+	}
+	pid, err := spawn(exe, []string{jail.InitArg0}, env, jailAttr(req.Spec.HostNetwork, files...))
 	// The read end sees EOF only once every write end is closed: ours must
 	// go now, or a silent child would hang the read of the sentinel.
 	wr.Close()
@@ -210,6 +218,11 @@ func specFile(s *jail.Spec) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return memFile(b)
+}
+
+// memFile puts b in a memfd, read from the start.
+func memFile(b []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate("wsh-spec", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("memfd_create", err)

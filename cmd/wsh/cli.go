@@ -23,7 +23,8 @@ const usage = `usage: wsh [-eux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
        wsh [-eux] [-o OPTION] FILE [ARG...]
        wsh [-eux] [-o OPTION]            (the script comes from standard input)
        wsh version
-       wsh doctor [--json]`
+       wsh doctor [--json]
+       wsh home [reset]`
 
 // invocation is what the command line asked for.
 type invocation struct {
@@ -80,6 +81,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "home" {
+		return home(args[1:], stdout, stderr)
 	}
 	inv, err := parseArgs(args)
 	if err != nil {

@@ -49,6 +49,7 @@ type doctorReport struct {
 	Readback *jail.Readback `json:"readback,omitempty"`
 	Facts    facts          `json:"facts"`
 	Config   *configView    `json:"config,omitempty"`
+	Home     *homeView      `json:"home,omitempty"`
 	Seccomp  []policyGroup  `json:"seccomp_policy"`
 }
 
@@ -71,6 +72,14 @@ type configView struct {
 	Hidden         []string `json:"hidden"`
 	UnixSockets    string   `json:"unix_sockets"`
 	Network        string   `json:"network"`
+}
+
+// homeView is what the jail's $HOME is (docs/doctor.md).
+type homeView struct {
+	Mode  string `json:"mode"` // overlay, readonly
+	Home  string `json:"home,omitempty"`
+	State string `json:"state,omitempty"`
+	Why   string `json:"why,omitempty"`
 }
 
 type policyGroup struct {
@@ -120,6 +129,7 @@ func diagnose() *doctorReport {
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)
 	rep.Readback = rb
+	rep.Home = homeReport(j.Home(), cfg)
 	rep.Steps = stepResults(v)
 	judge(rep, cfg, v, rb, perr, j.HostNetwork())
 	return rep
@@ -206,4 +216,15 @@ func errnoName(e syscall.Errno) string {
 		return n
 	}
 	return e.Error()
+}
+
+func homeReport(h shell.HomeStatus, cfg config.Config) *homeView {
+	if cfg.NoSandbox {
+		return nil
+	}
+	v := &homeView{Mode: "readonly", Home: h.Home, State: h.State, Why: h.Why}
+	if h.Overlay {
+		v.Mode = "overlay"
+	}
+	return v
 }

@@ -27,6 +27,16 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
 		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
 	}
+	if h := rep.Home; h != nil {
+		fmt.Fprintln(tw, "the jail's $HOME")
+		fmt.Fprintf(tw, "  mode\t%s\n", strings.TrimSpace(h.Mode+" "+paren(h.Why)))
+		if h.Home != "" {
+			fmt.Fprintf(tw, "  home\t%s\n", h.Home)
+		}
+		if h.State != "" {
+			fmt.Fprintf(tw, "  wsh's state directory\t%s\n", h.State)
+		}
+	}
 	if len(rep.Steps) > 0 {
 		fmt.Fprintln(tw, "jail setup, run as for every command")
 		for _, s := range rep.Steps {
@@ -41,6 +51,10 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  the init's binary\t%s\n", rb.Exe)
 		fmt.Fprintf(tw, "  network devices\t%s\n", strings.Join(rb.NetDevices, " "))
 		fmt.Fprintf(tw, "  root read-only\t%v\n", rb.RootRO)
+		if h := rb.Home; h != nil {
+			fmt.Fprintf(tw, "  mounted at the home\t%s\n", strings.TrimSpace(h.FSType+" "+paren(h.Upper)))
+			fmt.Fprintf(tw, "  wsh's state directory hidden\t%v\n", h.StateHidden)
+		}
 	}
 	fmt.Fprintln(tw, "seccomp policy (refused in the jail)")
 	for _, g := range rep.Seccomp {
@@ -55,4 +69,11 @@ func orAbsent(p *string) string {
 		return "(absent)"
 	}
 	return *p
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
 }

@@ -132,6 +132,7 @@ var pairTargets = []pairTarget{
 	{"normal", "jail-vs-bare", 0, ""},
 	{"normal", "bwrap-vs-bare", 0, ""},
 	{"hostile-mode1", "degraded-vs-opted-out", 1.10, "target: degraded <= 1.10 x opted-out"},
+	{"normal", "jail-home-vs-jail-home-readonly", 1.10, "target: the copy-on-write home <= 1.10 x the read-only home"},
 	{"hostile-mode1", "opted-out-vs-default-handler", 0, "under the hostile filter"},
 }
 

@@ -1,0 +1,329 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// jailIn runs script in the jail as the home's user, in dir, with the
+// home's environment plus env, and fails the test unless it exits 0.
+func (h *realHome) jailIn(t *testing.T, dir string, script string, env ...string) string {
+	t.Helper()
+	return mustJail(t, h.u, dir, h.env(env...), script)
+}
+
+// TestHomeRealWork runs the everyday toolchains in the jail, in a project
+// under a real home whose caches were filled on the host: what they write
+// to the home lands in the jail's copy-on-write home, later commands (of
+// later wsh runs) see it, and the host's home is unchanged.
+func TestHomeRealWork(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			skip := []string{"proj", ".local/state/wsh"}
+			before := h.snap(t, "proj")
+			h.jailIn(t, h.proj, "true")
+			first := h.snap(t, "proj")
+			checkOnlyStateAdded(t, before, first)
+			t.Run("go", func(t *testing.T) { h.checkGo(t) })
+			t.Run("go env -w", func(t *testing.T) {
+				h.jailIn(t, h.proj, "go env -w GOPRIVATE=example.invalid/wsh")
+				if got := h.jailIn(t, h.proj, "go env GOPRIVATE"); got != "example.invalid/wsh\n" {
+					t.Errorf("go env GOPRIVATE in a later command: %q", got)
+				}
+			})
+			t.Run("git config --global", func(t *testing.T) {
+				h.jailIn(t, h.proj, "git config --global wsh.test jailvalue")
+				if got := h.jailIn(t, h.proj, "git config --global wsh.test; git config --global user.name"); got != "jailvalue\nHost User\n" {
+					t.Errorf("git config --global in a later command: %q", got)
+				}
+			})
+			t.Run("pip install --user", func(t *testing.T) { h.checkPip(t) })
+			t.Run("npm install --offline", func(t *testing.T) { h.checkNpm(t) })
+			after := h.snap(t, skip...)
+			if d := h.snapWithout(first, skip).diff(after); len(d) > 0 {
+				t.Errorf("the host's home changed:\n%s", strings.Join(d, "\n"))
+			}
+			if b, err := os.ReadFile(filepath.Join(h.dir, ".gitconfig")); err != nil || string(b) != hostGitcfg {
+				t.Errorf("the host's ~/.gitconfig: %q, %v", b, err)
+			}
+		})
+	}
+}
+
+// snapWithout drops from s what lies beneath skip.
+func (h *realHome) snapWithout(s snapshot, skip []string) snapshot {
+	out := snapshot{}
+	for k, v := range s {
+		keep := true
+		for _, d := range skip {
+			if k == d || strings.HasPrefix(k, d+"/") {
+				keep = false
+			}
+		}
+		if keep {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkOnlyStateAdded: the first run may create wsh's state directory, and
+// nothing else: the only change beside it is its parent's mtime.
+func checkOnlyStateAdded(t *testing.T, before, after snapshot) {
+	t.Helper()
+	for _, d := range before.diff(after) {
+		if strings.HasPrefix(d, "added: .local/state/wsh") || strings.HasPrefix(d, "changed: .local/state: ") {
+			continue
+		}
+		t.Errorf("the first run changed the host's home: %s", d)
+	}
+}
+
+// checkGo: go build, go vet and go test with a dependency from the module
+// cache the host filled; a second go test is cached.
+func (h *realHome) checkGo(t *testing.T) {
+	out := h.jailIn(t, h.proj, "go build -o app ./cmd/app && ./app && go vet ./... && go test ./...")
+	if !strings.HasPrefix(out, "hello\nok  \texample.com/proj\t") || strings.Contains(out, "(cached)") {
+		t.Errorf("go build, vet and test in the jail:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(h.proj, "app")); err != nil {
+		t.Errorf("the binary go build made in the project is not on the host: %v", err)
+	}
+	if out := h.jailIn(t, h.proj, "go test ./..."); !strings.Contains(out, "(cached)") {
+		t.Errorf("a second go test in a later run is not cached:\n%s", out)
+	}
+}
+
+// checkPip installs a local wheel with pip install --user and imports it
+// in a later command.
+func (h *realHome) checkPip(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("this check needs python3 with pip: %v", err)
+	}
+	h.jailIn(t, h.proj, "python3 -m pip install -q --user --no-index --break-system-packages --no-warn-script-location "+h.wheel)
+	if got := h.jailIn(t, h.proj, "python3 -c 'import wshdemo; print(wshdemo.VALUE)'"); got != "42\n" {
+		t.Errorf("importing the package pip installed, in a later command: %q", got)
+	}
+}
+
+// checkNpm installs the package the host cached, without the network.
+func (h *realHome) checkNpm(t *testing.T) {
+	if h.registry == "" {
+		t.Fatalf("this check needs npm")
+	}
+	dir := filepath.Join(h.proj, "npmproj")
+	h.jailIn(t, h.proj, "mkdir -p npmproj")
+	h.jailIn(t, dir, "npm install --offline --no-audit --no-fund --loglevel=error --registry="+h.registry+" "+npmPackage+"@1.0.0", npmEnv...)
+	if got := h.jailIn(t, dir, `node -e 'console.log(require("`+npmPackage+`").value)'`); got != "42\n" {
+		t.Errorf("the package npm installed: %q", got)
+	}
+}
+
+// TestHomeWritesStayInTheJail reads the jail's mount table back: the home
+// is an overlay whose upper directory is in wsh's state directory, the
+// project is the host's own directory, and the state directory is covered.
+// A file written to the home is seen by a later jail, not by the host.
+func TestHomeWritesStayInTheJail(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			mi := h.jailIn(t, h.proj, "cat /proc/self/mountinfo")
+			home := mountAt(t, mi, h.dir)
+			if home.fstype != "overlay" || !strings.Contains(home.super, "upperdir="+h.stateDir()+"/") {
+				t.Errorf("the jail's home is %s (%s), want an overlay with its upper directory in %s", home.fstype, home.super, h.stateDir())
+			}
+			if p := mountAt(t, mi, h.proj); p.fstype == "overlay" || !strings.HasPrefix(p.opts, "rw") {
+				t.Errorf("the project under the home is %s %s, want the host's file system, read-write", p.fstype, p.opts)
+			}
+			if s := mountAt(t, mi, h.stateDir()); s.fstype != "tmpfs" || !strings.HasPrefix(s.opts, "ro") {
+				t.Errorf("wsh's state directory is %s %s in the jail, want covered (a read-only tmpfs)", s.fstype, s.opts)
+			}
+			name := "x-" + uniqueNumber(0)
+			h.jailIn(t, h.proj, "echo in-the-jail > ~/"+name)
+			if _, err := os.Lstat(filepath.Join(h.dir, name)); err == nil {
+				t.Errorf("~/%s, written in the jail, is on the host", name)
+			}
+			if got := h.jailIn(t, h.proj, "cat ~/"+name); got != "in-the-jail\n" {
+				t.Errorf("~/%s in a later jail: %q", name, got)
+			}
+		})
+	}
+}
+
+// A mount is one line of mountinfo.
+type mount struct{ point, opts, fstype, super string }
+
+// mountAt returns the mount in force at point: the last one mounted there.
+func mountAt(t *testing.T, mountinfo, point string) mount {
+	t.Helper()
+	var m mount
+	for _, line := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 6 || len(g) < 3 || f[4] != point {
+			continue
+		}
+		m = mount{point: f[4], opts: f[5], fstype: g[0], super: g[2]}
+	}
+	if m.point == "" {
+		t.Errorf("no mount at %s in the jail:\n%s", point, mountinfo)
+	}
+	return m
+}
+
+// TestHomeStateOutOfReach: jailed commands cannot read wsh's state
+// directory (the copy-on-write home's layers), nor can the shell itself.
+func TestHomeStateOutOfReach(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			h.jailIn(t, h.proj, "echo x > ~/state-probe")
+			r := runWsh(t, u, h.proj, append(h.env(), jailEnv...), "ls -a ~/.local/state/wsh")
+			if r.status == 0 || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("ls of the state directory in the jail: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			// The glob finds nothing to list (it stays as written), and a
+			// read is refused.
+			r = runWsh(t, u, h.proj, append(h.env(), jailEnv...), "for f in ~/.local/state/wsh/*; do echo \"entry $f\"; done; read x < ~/.local/state/wsh/home")
+			glob := "entry " + h.stateDir() + "/*\n"
+			if r.status == 0 || !strings.Contains(r.stderr, "Permission denied") || r.stdout != glob {
+				t.Errorf("the state directory, in process: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeHiddenInside: a path of the home in WSH_HIDE stays hidden in the
+// copy-on-write home.
+func TestHomeHiddenInside(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			env := append(h.env("WSH_HIDE="+filepath.Join(h.dir, ".ssh")), jailEnv...)
+			r := runWsh(t, u, h.proj, env, "cat ~/.ssh/id_test")
+			if r.status == 0 || strings.Contains(r.stdout, "secret") || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("a hidden file of the home, in the jail: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeReadonly: WSH_HOME=readonly keeps the home read-only, as it was.
+func TestHomeReadonly(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			r := runWsh(t, u, h.proj, append(h.env("WSH_HOME=readonly"), jailEnv...), "touch ~/readonly-probe")
+			if r.status == 0 || !strings.Contains(r.stderr, "Read-only file system") {
+				t.Errorf("touch in the home with WSH_HOME=readonly: status %d\n%s", r.status, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeConcurrentGoTest runs two wsh at once, each go test in its own
+// project under the same home, ten times: both pass every time, and
+// neither loses the other's build cache (both are cached afterwards).
+func TestHomeConcurrentGoTest(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			names := []string{"proja", "projb"}
+			var projs []string
+			for _, n := range names {
+				p := filepath.Join(h.dir, n)
+				if err := writeGoProject(p, n, ""); err != nil {
+					t.Fatal(err)
+				}
+				projs = append(projs, p)
+			}
+			if err := h.own(); err != nil {
+				t.Fatal(err)
+			}
+			for round := range 10 {
+				// A change in each project each round: both compile, and
+				// write the build cache, at the same time.
+				for i, p := range projs {
+					src := fmt.Sprintf("package %s\n\nconst round = %d\n", names[i], round)
+					writeOwned(t, u, filepath.Join(p, "round.go"), src)
+				}
+				var wg sync.WaitGroup
+				outs := make([]result, len(projs))
+				for i, p := range projs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						outs[i] = h.run(t, p, "go test ./...")
+					}()
+				}
+				wg.Wait()
+				for i, r := range outs {
+					if r.status != 0 || !strings.HasPrefix(r.stdout, "ok  \t") {
+						t.Fatalf("round %d: go test in %s: status %d\n%s%s", round, projs[i], r.status, r.stdout, r.stderr)
+					}
+				}
+				for _, p := range projs {
+					if out := h.jailIn(t, p, "go test ./..."); !strings.Contains(out, "(cached)") {
+						t.Fatalf("round %d: the build cache lost what go test in %s wrote:\n%s", round, p, out)
+					}
+				}
+			}
+		})
+	}
+}
+
+// run is jailIn that returns the result instead of failing.
+func (h *realHome) run(t *testing.T, dir, script string) result {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := wshCmd(ctx, h.u, dir, append(h.env(), jailEnv...), "-c", script)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if cmd.ProcessState == nil {
+		return result{stderr: "wsh did not run", status: -1}
+	}
+	return result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
+}
+
+// TestHomeCommand: wsh home shows the state directory and its size; wsh
+// home reset empties the jail's home, and refuses while a wsh uses it.
+func TestHomeCommand(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			h.jailIn(t, h.proj, "echo kept > ~/reset-probe")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := wshCmd(ctx, u, h.proj, h.env(), "home").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), h.stateDir()) {
+				t.Errorf("wsh home: %v\n%s", err, out)
+			}
+			busy := startWsh(t, u, h.proj, append(h.env(), jailEnv...), "echo started; sleep 30")
+			busy.waitLine(t, "started")
+			r := wshCmd(ctx, u, h.proj, h.env(), "home", "reset")
+			out, _ = r.CombinedOutput()
+			if r.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "in use") {
+				t.Errorf("wsh home reset while a wsh runs: status %d\n%s", r.ProcessState.ExitCode(), out)
+			}
+			busy.cmd.Process.Kill()
+			busy.wait(t, 10*time.Second)
+			out, err = wshCmd(ctx, u, h.proj, h.env(), "home", "reset").CombinedOutput()
+			if err != nil {
+				t.Fatalf("wsh home reset: %v\n%s", err, out)
+			}
+			r2 := runWsh(t, u, h.proj, append(h.env(), jailEnv...), "cat ~/reset-probe")
+			if r2.status == 0 {
+				t.Errorf("~/reset-probe is still in the jail's home after wsh home reset: %q", r2.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,331 @@
+package jail
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// keeperMain runs the keeper of a copy-on-write home: in a user and mount
+// namespace of its own (the only ones it needs to mount an overlay), it
+// takes the home's locks, mounts the overlay once, detached, and then
+// answers every wsh of the same user on its socket with a clone of that
+// one mount, until nobody has been connected for its linger time.
+//
+// Why one keeper: overlayfs does not allow one upper directory to be used
+// by two overlay mounts at once (the result is undefined). Every jail of
+// the user, of every wsh, gets a clone of the keeper's mount instead: one
+// overlay, one superblock, many mounts of it, as bind mounts are.
+func keeperMain() int {
+	s, err := readKeeperSpec()
+	if err == nil && inInitialUserNamespace() {
+		err = errors.New("home keeper: in the host's user namespace")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wsh:", err)
+		writeReport(StepKeeperMount, syscall.EINVAL)
+		return ReservedStatus
+	}
+	// Hold no directory of the host busy; let nothing of the same uid
+	// outside attach to the keeper or reopen its descriptors.
+	unix.Chdir("/")
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	k, step, err := keep(s)
+	if err != nil {
+		writeReport(step, err)
+		return ReservedStatus
+	}
+	unix.Close(ReportFD) // ready: the parent reads EOF
+	k.serve()
+	return 0
+}
+
+func readKeeperSpec() (*KeeperSpec, error) {
+	if len(os.Args) != 1 {
+		return nil, errors.New("home keeper: bad argv")
+	}
+	defer unix.Close(SpecFD)
+	return ReadKeeperSpec(fdReader(SpecFD))
+}
+
+// A keeper holds the home's mount and its listening socket.
+type keeper struct {
+	spec     *KeeperSpec
+	mount    int // the detached overlay mount
+	listener int
+	sockDir  int
+	conns    map[int]bool
+}
+
+// keep takes the locks, mounts the overlay and listens, in that order,
+// and returns the step that failed.
+func keep(s *KeeperSpec) (*keeper, Step, error) {
+	locks, err := s.Locks.Open()
+	if err != nil {
+		return nil, StepKeeperLock, err
+	}
+	defer unix.Close(locks)
+	// One keeper per home: another that holds the lock is, or is about
+	// to be, listening (EWOULDBLOCK: the parent connects to it).
+	if _, err := lockFile(locks, KeeperLockName, unix.LOCK_EX); err != nil {
+		return nil, StepKeeperLock, err
+	}
+	// No mount of the upper directory may be in use: every user of an
+	// earlier keeper's mount holds this lock shared (EBUSY: some still do,
+	// though their keeper is gone).
+	users, err := lockFile(locks, UsersLockName, unix.LOCK_EX)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		err = &os.PathError{Op: "flock", Path: s.Locks.Path + "/" + UsersLockName, Err: unix.EBUSY}
+	}
+	if err != nil {
+		return nil, StepKeeperLock, err
+	}
+	mfd, err := mountOverlay(s)
+	if err != nil {
+		return nil, StepKeeperMount, err
+	}
+	if err := unix.Flock(users, unix.LOCK_SH); err != nil {
+		return nil, StepKeeperLock, os.NewSyscallError("flock", err)
+	}
+	k := &keeper{spec: s, mount: mfd, conns: map[int]bool{}}
+	if err := k.listen(); err != nil {
+		return nil, StepKeeperListen, err
+	}
+	return k, StepNone, nil
+}
+
+// lockFile opens (creating it) the lock file name in the directory dir and
+// takes a lock of kind on it without waiting. The descriptor stays open
+// for the keeper's life: the lock with it.
+func lockFile(dir int, name string, kind int) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_RDWR | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC, Mode: 0o600,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(dir, name, how)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	if err := unix.Flock(fd, kind|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		return -1, &os.PathError{Op: "flock", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// mountOverlay makes the home's overlay, detached: the host's home as the
+// only lower layer, the upper and work directories in wsh's state
+// directory. userxattr: in a user namespace overlayfs keeps its whiteouts'
+// and opaque directories' marks in user.overlay.* xattrs. index=off, so
+// that the result does not depend on the kernel's build default.
+func mountOverlay(s *KeeperSpec) (int, error) {
+	var layers [3]int
+	for i, id := range []PathID{s.Home, s.Upper, s.Work} {
+		fd, err := openDirID(id)
+		if err != nil {
+			for _, l := range layers[:i] {
+				unix.Close(l)
+			}
+			return -1, err
+		}
+		layers[i] = fd
+	}
+	defer func() {
+		for _, l := range layers {
+			unix.Close(l)
+		}
+	}()
+	fsfd, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, os.NewSyscallError("fsopen(overlay)", err)
+	}
+	defer unix.Close(fsfd)
+	if err := overlayLayers(fsfd, layers); err != nil {
+		return -1, err
+	}
+	if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
+		return -1, os.NewSyscallError("fsconfig(userxattr)", err)
+	}
+	if err := unix.FsconfigSetString(fsfd, "index", "off"); err != nil {
+		return -1, os.NewSyscallError("fsconfig(index)", err)
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, &os.PathError{Op: "mount overlay", Path: s.Upper.Path, Err: err}
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return -1, os.NewSyscallError("fsmount(overlay)", err)
+	}
+	return mfd, nil
+}
+
+// overlayLayers gives the overlay its layers by the descriptors opened and
+// checked (Linux 6.13 takes descriptors), or else by their /proc/self/fd
+// paths, which lead to the same directories.
+func overlayLayers(fsfd int, layers [3]int) error {
+	keys := [3]string{"lowerdir+", "upperdir", "workdir"}
+	err := unix.FsconfigSetFd(fsfd, keys[0], layers[0])
+	if err == nil {
+		for i := 1; i < 3; i++ {
+			if err := unix.FsconfigSetFd(fsfd, keys[i], layers[i]); err != nil {
+				return os.NewSyscallError("fsconfig("+keys[i]+")", err)
+			}
+		}
+		return nil
+	}
+	keys[0] = "lowerdir"
+	for i, fd := range layers {
+		if err := unix.FsconfigSetString(fsfd, keys[i], "/proc/self/fd/"+strconv.Itoa(fd)); err != nil {
+			return os.NewSyscallError("fsconfig("+keys[i]+")", err)
+		}
+	}
+	return nil
+}
+
+// openDirID opens id's directory for reading, following no symlink, and
+// checks that it is still the same directory.
+func openDirID(id PathID) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, id.Path, how)
+	if err != nil {
+		return -1, &os.PathError{Op: "openat2", Path: id.Path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || !id.Same(&st) {
+		unix.Close(fd)
+		return -1, &os.PathError{Op: "verify (it changed since wsh started)", Path: id.Path, Err: unix.ESTALE}
+	}
+	return fd, nil
+}
+
+// listen binds the keeper's socket in its directory, opened by identity
+// (a socket left by an earlier keeper is removed first: the keeper lock
+// says that keeper is gone).
+func (k *keeper) listen() error {
+	dir, err := k.spec.SocketDir.Open()
+	if err != nil {
+		return err
+	}
+	k.sockDir = dir
+	if err := unix.Unlinkat(dir, k.spec.SocketName, 0); err != nil && err != unix.ENOENT {
+		return &os.PathError{Op: "unlink", Path: k.spec.SocketName, Err: err}
+	}
+	l, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dir) + "/" + k.spec.SocketName}
+	if err := unix.Bind(l, addr); err != nil {
+		unix.Close(l)
+		return os.NewSyscallError("bind", err)
+	}
+	if err := unix.Listen(l, 64); err != nil {
+		unix.Close(l)
+		return os.NewSyscallError("listen", err)
+	}
+	k.listener = l
+	return nil
+}
+
+// serve answers until nobody has been connected for the linger time, or
+// until the only one connected asks it to end. Its socket goes first, so
+// that a wsh that comes too late starts a keeper of its own (which waits
+// for this one's lock).
+func (k *keeper) serve() {
+	defer unix.Unlinkat(k.sockDir, k.spec.SocketName, 0)
+	linger := int(k.spec.Linger / time.Millisecond)
+	for {
+		fds := []unix.PollFd{{Fd: int32(k.listener), Events: unix.POLLIN}}
+		for c := range k.conns {
+			fds = append(fds, unix.PollFd{Fd: int32(c), Events: unix.POLLIN})
+		}
+		timeout := -1
+		if len(k.conns) == 0 {
+			timeout = linger
+		}
+		n, err := unix.Poll(fds, timeout)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return // bug: poll of our own descriptors
+		case n == 0:
+			return // idle for the linger time
+		}
+		for _, f := range fds[1:] {
+			if f.Revents != 0 && k.answer(int(f.Fd)) {
+				return
+			}
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			k.accept()
+		}
+	}
+}
+
+// accept takes a connection from a process of the keeper's own uid only.
+func (k *keeper) accept() {
+	c, _, err := unix.Accept4(k.listener, unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK)
+	if err != nil {
+		return
+	}
+	cred, err := unix.GetsockoptUcred(c, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil || cred.Uid != uint32(os.Getuid()) {
+		unix.Close(c)
+		return
+	}
+	k.conns[c] = true
+}
+
+// answer reads one request from c and answers it; it reports whether the
+// keeper is to end.
+func (k *keeper) answer(c int) (quit bool) {
+	var b [1]byte
+	n, err := unix.Read(c, b[:])
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return false
+	}
+	if n != 1 || err != nil {
+		k.drop(c)
+		return false
+	}
+	switch b[0] {
+	case KeeperClone:
+		k.sendClone(c)
+	case KeeperQuit:
+		if len(k.conns) == 1 {
+			unix.Write(c, []byte{KeeperQuitting})
+			return true
+		}
+		unix.Write(c, []byte{KeeperBusy})
+	default:
+		k.drop(c)
+	}
+	return false
+}
+
+func (k *keeper) drop(c int) {
+	unix.Close(c)
+	delete(k.conns, c)
+}
+
+// sendClone sends c a detached clone of the home's mount.
+func (k *keeper) sendClone(c int) {
+	fd, err := unix.OpenTree(k.mount, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		errno := syscall.EIO
+		errors.As(err, &errno)
+		msg := binary.LittleEndian.AppendUint32([]byte{KeeperFailed}, uint32(errno))
+		unix.SendmsgN(c, msg, nil, nil, unix.MSG_NOSIGNAL)
+		return
+	}
+	defer unix.Close(fd)
+	if _, err := unix.SendmsgN(c, []byte{KeeperMount}, unix.UnixRights(fd), nil, unix.MSG_NOSIGNAL); err != nil {
+		k.drop(c)
+	}
+}

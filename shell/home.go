@@ -1,0 +1,175 @@
+package shell
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"wsh/config"
+	"wsh/wrap"
+)
+
+// systemDirs are directories that are never a home to put an overlay over.
+var systemDirs = map[string]bool{
+	"/": true, "/etc": true, "/usr": true, "/bin": true, "/sbin": true, "/lib": true, "/lib32": true,
+	"/lib64": true, "/libx32": true, "/boot": true, "/var": true, "/opt": true, "/srv": true,
+	"/proc": true, "/sys": true, "/dev": true, "/run": true,
+}
+
+// planHome decides whether the jail's $HOME is a copy-on-write home, and
+// from where. It returns the plan, whose Home is set whenever $HOME is a
+// directory, and, when the jail is not to get it, why not. The state
+// directory is resolved where it exists: it is hidden from every jail and
+// from the shell's own operations.
+func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan, why string) {
+	home, _ := lookupEnvOK(environ, "HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return plan, "HOME is not set to an absolute path"
+	}
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil {
+		return plan, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error()
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return plan, "HOME (" + home + ") is not a directory"
+	}
+	plan.Home, plan.State = real, stateDir(environ, real)
+	if r, err := filepath.EvalSymlinks(plan.State); err == nil {
+		plan.State = r
+	}
+	switch {
+	case systemDirs[real]:
+		return plan, "HOME is " + real + ", a system directory"
+	case cfg.Home == config.HomeReadonly:
+		return plan, "WSH_HOME=readonly"
+	}
+	for _, w := range writable {
+		if under(real, w) {
+			return plan, "the home is writable: it lies in the writable path " + w
+		}
+	}
+	return plan, ""
+}
+
+// makeState makes the plan's state directory and resolves its path.
+func makeState(plan wrap.HomePlan) (wrap.HomePlan, error) {
+	if err := os.MkdirAll(plan.State, 0o700); err != nil {
+		return plan, fmt.Errorf("wsh's state directory: %w", err)
+	}
+	r, err := filepath.EvalSymlinks(plan.State)
+	if err != nil {
+		return plan, fmt.Errorf("wsh's state directory: %w", err)
+	}
+	plan.State = r
+	return plan, nil
+}
+
+// stateDir is wsh's own state directory: $XDG_STATE_HOME/wsh, or
+// ~/.local/state/wsh (XDG: a relative XDG_STATE_HOME is ignored).
+func stateDir(environ []string, home string) string {
+	if x, _ := lookupEnvOK(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "wsh")
+	}
+	return filepath.Join(home, ".local", "state", "wsh")
+}
+
+// HomePlan says where the jail's copy-on-write home comes from, and, when
+// the jail does not get it (the home is the host's, read-only, or
+// writable when it lies in a writable path), why not. Its Home is set
+// whenever $HOME is a directory, so that wsh home can show and reset
+// what an earlier run kept.
+func HomePlan(cfg config.Config, dir string, environ []string) (plan wrap.HomePlan, why string, err error) {
+	w, err := writablePaths(cfg, dir, environ)
+	if err != nil {
+		return plan, "", err
+	}
+	plan, why = planHome(cfg, environ, w)
+	return plan, why, nil
+}
+
+// hostMountsBeneath lists the mount points of this process's mount
+// namespace that lie beneath home, outermost only, leaving out those in a
+// writable path (whose binds carry them): an overlay shows none of them,
+// so the jail binds them again on top of it.
+func hostMountsBeneath(home string, writable []string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var points []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		p := unescapeMountinfo(fields[4])
+		if strings.HasPrefix(p, home+"/") {
+			points = append(points, p)
+		}
+	}
+	var out []string
+	for _, p := range points {
+		keep := true
+		for _, q := range append(append([]string(nil), points...), writable...) {
+			if q != p && under(p, q) {
+				keep = false
+			}
+		}
+		for _, w := range writable {
+			if p == w {
+				keep = false
+			}
+		}
+		if keep && !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMountinfo decodes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// existingState is the plan's state directory when it exists, else "".
+func existingState(plan wrap.HomePlan) string {
+	if plan.State == "" {
+		return ""
+	}
+	if _, err := os.Lstat(plan.State); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return plan.State
+}

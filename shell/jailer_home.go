@@ -1,0 +1,138 @@
+package shell
+
+import (
+	"fmt"
+	"sync"
+
+	"wsh/jail"
+	"wsh/wrap"
+)
+
+// HomeStatus says what the jail's $HOME is.
+type HomeStatus struct {
+	// Overlay is true when jails get the copy-on-write home.
+	Overlay bool
+	// Home is the host's home directory ($HOME, resolved), if any.
+	Home string
+	// State is wsh's state directory, where the copy-on-write home keeps
+	// what commands write to it.
+	State string
+	// Why says why the home is not an overlay, when it is not.
+	Why string
+}
+
+// jailHome is a Jailer's copy-on-write home.
+type jailHome struct {
+	mu      sync.Mutex
+	conn    *wrap.Home // the keeper's connection, held until Close
+	active  bool       // jails get the home
+	id      jail.PathID
+	mounts  []string // the host's mounts beneath the home
+	status  HomeStatus
+	planned bool // the home was to be an overlay: its failure is said
+	said    bool
+}
+
+// setupHome connects to the keeper of the plan's home (starting it), and
+// gives the in-process policy its view of the home. What fails leaves the
+// home read-only, as it was before there was a copy-on-write home, and is
+// said once, with the first command.
+func (j *Jailer) setupHome(plan wrap.HomePlan, why string) {
+	h := &j.home
+	h.status = HomeStatus{Home: plan.Home, State: plan.State, Why: why}
+	if plan.Home == "" || why != "" {
+		return
+	}
+	h.planned = true
+	id, err := jail.NewPathID(plan.Home)
+	if err != nil {
+		h.status.Why = err.Error()
+		return
+	}
+	conn, err := wrap.OpenHome(plan)
+	if err != nil {
+		h.status.Why = err.Error()
+		return
+	}
+	view, err := conn.Clone()
+	if err == nil {
+		h.mounts = hostMountsBeneath(plan.Home, j.writable)
+		j.policy.home, err = newHomeView(plan.Home, view, append(append([]string(nil), j.writable...), h.mounts...))
+	}
+	if err != nil {
+		conn.Release()
+		h.status.Why = err.Error()
+		return
+	}
+	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
+}
+
+// attachHome gives req the copy-on-write home: a clone of its mount, and
+// its lock. It returns what to close once the jail has them.
+func (j *Jailer) attachHome(req *wrap.Request) (done func()) {
+	h := &j.home
+	h.mu.Lock()
+	conn, active := h.conn, h.active
+	h.mu.Unlock()
+	if !active {
+		return func() {}
+	}
+	m, err := conn.Clone()
+	if err != nil {
+		j.stopHome("from now on: " + err.Error())
+		return func() {}
+	}
+	req.Spec.Home, req.Spec.HomeMounts = h.id, h.mounts
+	req.HomeMount, req.HomeLock = m, conn.Lock()
+	return func() { m.Close() }
+}
+
+// stopHome stops giving jails the copy-on-write home, for why. The
+// shell's own view of it stays, and with it the connection and its lock:
+// jails that still run have the home, and the shell's operations stay
+// consistent with them.
+func (j *Jailer) stopHome(why string) {
+	h := &j.home
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active {
+		h.active, h.status.Overlay, h.status.Why = false, false, why
+	}
+}
+
+// releaseHome lets go of the home: the shell's view, the keeper's
+// connection and the lock (jail inits that still run hold theirs). A
+// Jailer that runs commands unsandboxed releases it at once: its commands
+// see the host's home, and so must the shell.
+func (j *Jailer) releaseHome() {
+	h := &j.home
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	j.policy.home.close()
+	j.policy.home = nil
+	if h.conn != nil {
+		h.conn.Release()
+		h.conn = nil
+	}
+	h.active, h.status.Overlay = false, false
+}
+
+// Home says what the jail's home is.
+func (j *Jailer) Home() HomeStatus {
+	j.home.mu.Lock()
+	defer j.home.mu.Unlock()
+	return j.home.status
+}
+
+// noticeHome says, once, that the home was to be copy-on-write and is
+// not: the jail is in force, but writes to the home fail.
+func (j *Jailer) noticeHome() {
+	h := &j.home
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.planned || h.said || h.status.Overlay || h.status.Why == "" {
+		return
+	}
+	h.said = true
+	fmt.Fprintf(j.warn, "wsh: the jail's home is read-only: %s\n", h.status.Why)
+}

@@ -1,0 +1,467 @@
+package wrap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/jail"
+)
+
+// ErrHomeInUse says a home cannot be reset, or its keeper started, while
+// a wsh still uses it.
+var ErrHomeInUse = errors.New("the jail's home is in use by a running wsh")
+
+// A Home is this process's connection to the keeper of one copy-on-write
+// home: every Jailer of the process with the same plan shares it. While
+// it is open the process holds the home's users lock, shared.
+type Home struct {
+	plan HomePlan
+	mu   sync.Mutex
+	refs int
+	conn int
+	lock *os.File
+	lost error // set once the keeper has gone: no more clones
+}
+
+var openHomes = struct {
+	sync.Mutex
+	m map[string]*Home
+}{m: map[string]*Home{}}
+
+// OpenHome connects to the keeper of plan's home, starting one if none
+// runs, and returns the process's connection to it. Release it when done.
+func OpenHome(plan HomePlan) (*Home, error) {
+	openHomes.Lock()
+	defer openHomes.Unlock()
+	if h := openHomes.m[plan.Dir()]; h != nil {
+		h.refs++
+		return h, nil
+	}
+	if err := plan.prepare(); err != nil {
+		return nil, err
+	}
+	h := &Home{plan: plan, refs: 1}
+	if err := h.connect(); err != nil {
+		return nil, err
+	}
+	openHomes.m[plan.Dir()] = h
+	return h, nil
+}
+
+// connect connects to the keeper, or starts one and connects to it. A
+// keeper that another wsh is starting (or one that is ending) holds the
+// keeper lock for a moment: connect waits for it, at most 5 s.
+func (h *Home) connect() error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := h.plan.dial()
+		if err == nil {
+			return h.connected(c)
+		}
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ECONNREFUSED) {
+			return err
+		}
+		err = startKeeper(h.plan)
+		switch {
+		case err == nil:
+		case errors.Is(err, unix.EWOULDBLOCK) && time.Now().Before(deadline):
+			time.Sleep(20 * time.Millisecond)
+		case errors.Is(err, unix.EBUSY):
+			return fmt.Errorf("%w (its keeper was stopped while it ran): %v", ErrHomeInUse, err)
+		default:
+			return err
+		}
+	}
+}
+
+// connected takes the users lock, shared, for as long as the process is
+// connected: a keeper holds it too, so this cannot wait.
+func (h *Home) connected(c int) error {
+	lock, err := openLock(h.plan.Dir(), jail.UsersLockName)
+	if err == nil {
+		err = flock(lock, unix.LOCK_SH|unix.LOCK_NB)
+		if err != nil {
+			lock.Close()
+		}
+	}
+	if err != nil {
+		unix.Close(c)
+		return err
+	}
+	h.conn, h.lock = c, lock
+	return nil
+}
+
+// Clone returns a detached mount of the home for one jail: its own mount
+// of the keeper's one overlay. The caller closes it once the jail has it.
+func (h *Home) Clone() (*os.File, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost != nil {
+		return nil, h.lost
+	}
+	f, err := h.clone()
+	if err != nil && !errors.Is(err, errKeeperRefused) {
+		// The keeper is gone (killed?). This process keeps the home's
+		// lock, and the mounts it has stay good; new jails get a
+		// read-only home.
+		h.lost = fmt.Errorf("the keeper of the jail's home is gone: %v", err)
+		unix.Close(h.conn)
+		return nil, h.lost
+	}
+	return f, err
+}
+
+var errKeeperRefused = errors.New("the keeper could not clone the home's mount")
+
+func (h *Home) clone() (*os.File, error) {
+	if _, err := unix.Write(h.conn, []byte{jail.KeeperClone}); err != nil {
+		return nil, os.NewSyscallError("write", err)
+	}
+	var b [5]byte
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(h.conn, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("recvmsg", err)
+	}
+	fds := receivedFDs(oob[:oobn])
+	switch {
+	case n == 1 && b[0] == jail.KeeperMount && len(fds) == 1:
+		return os.NewFile(uintptr(fds[0]), "wsh-home"), nil
+	case n == 5 && b[0] == jail.KeeperFailed:
+		closeAll(fds)
+		return nil, fmt.Errorf("%w: %v", errKeeperRefused, syscall.Errno(binary.LittleEndian.Uint32(b[1:])))
+	}
+	closeAll(fds)
+	return nil, fmt.Errorf("a bad answer from the keeper (%d bytes)", n)
+}
+
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, m := range msgs {
+		if fds, err := unix.ParseUnixRights(&m); err == nil {
+			out = append(out, fds...)
+		}
+	}
+	return out
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// Lock is the home's users lock, which every jail init with a clone holds
+// (jail.HomeLockFD).
+func (h *Home) Lock() *os.File { return h.lock }
+
+// Plan is where the home comes from.
+func (h *Home) Plan() HomePlan { return h.plan }
+
+// Release drops one use; the last one closes the connection and the lock
+// (the jail inits that still run keep theirs).
+func (h *Home) Release() {
+	openHomes.Lock()
+	defer openHomes.Unlock()
+	if h.refs--; h.refs > 0 {
+		return
+	}
+	delete(openHomes.m, h.plan.Dir())
+	if h.lost == nil {
+		unix.Close(h.conn)
+	}
+	h.lock.Close()
+}
+
+// prepare makes the state directory and the home's directories in it,
+// owned by this uid and closed to others. The upper directory is the
+// overlay's root, whose mode and owner the jail shows as the home's: they
+// are set to the home's own.
+func (p HomePlan) prepare() error {
+	for _, d := range []string{p.State, filepath.Join(p.State, "home"), p.Dir(), p.Work()} {
+		if err := mkdirPrivate(d); err != nil {
+			return err
+		}
+	}
+	var hst unix.Stat_t
+	if err := unix.Stat(p.Home, &hst); err != nil {
+		return &os.PathError{Op: "stat", Path: p.Home, Err: err}
+	}
+	if err := os.Mkdir(p.Upper(), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	var ust unix.Stat_t
+	if err := unix.Lstat(p.Upper(), &ust); err != nil || ust.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return &os.PathError{Op: "upper directory", Path: p.Upper(), Err: unix.ENOTDIR}
+	}
+	if ust.Uid != hst.Uid || ust.Gid != hst.Gid {
+		if err := unix.Lchown(p.Upper(), int(hst.Uid), int(hst.Gid)); err != nil {
+			return &os.PathError{Op: "chown", Path: p.Upper(), Err: err}
+		}
+	}
+	if ust.Mode&0o7777 != hst.Mode&0o7777 {
+		if err := unix.Chmod(p.Upper(), hst.Mode&0o7777); err != nil {
+			return &os.PathError{Op: "chmod", Path: p.Upper(), Err: err}
+		}
+	}
+	dir, _ := p.socket()
+	return mkdirPrivate(dir)
+}
+
+// mkdirPrivate makes dir (mode 0700) unless it is there, and checks that
+// it is a directory of this uid, not a symlink, that nobody else can
+// write.
+func mkdirPrivate(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 {
+		return &os.PathError{Op: "check", Path: dir, Err: fmt.Errorf("not a directory of uid %d that only it can write", os.Getuid())}
+	}
+	return nil
+}
+
+// dial connects to the home's keeper, through its directory opened
+// without symlinks (a socket path is at most 107 bytes; this one is not
+// limited so).
+func (p HomePlan) dial() (int, error) {
+	dir, name := p.socket()
+	id, err := jail.NewPathID(dir)
+	if err != nil {
+		return -1, err
+	}
+	dfd, err := id.Open()
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dfd)
+	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	// A keeper that stops answering must not hang every command.
+	tv := unix.Timeval{Sec: 10}
+	unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name}
+	for {
+		err = unix.Connect(c, addr)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(c)
+		return -1, &os.PathError{Op: "connect", Path: filepath.Join(dir, name), Err: err}
+	}
+	return c, nil
+}
+
+// startKeeper starts the keeper of the home in a user and mount namespace
+// of its own, as a child that outlives this process (no parent-death
+// signal, a session of its own, /dev/null for its streams), and waits
+// until it listens or says why it cannot.
+func startKeeper(p HomePlan) error {
+	spec, err := p.keeperSpec()
+	if err != nil {
+		return err
+	}
+	b, _ := spec.Encode()
+	sf, err := memFile(b)
+	if err != nil {
+		return err
+	}
+	defer sf.Close()
+	exe, err := exePath()
+	if err != nil {
+		return err
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	pid, err := spawn(exe, []string{jail.KeeperArg0}, []string{}, spawnAttr{
+		files:   []*os.File{null, null, null, wr, sf},
+		flags:   unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+		orphan:  true,
+		allCaps: true,
+	})
+	wr.Close()
+	if err != nil {
+		return fmt.Errorf("start the home's keeper: %w", err)
+	}
+	go func() {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	rd.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if r, ok := jail.DecodeReport(readSentinel(rd, nil)); ok {
+		return &os.SyscallError{Syscall: "the home's keeper: " + r.Step.String(), Err: r.Errno}
+	}
+	return nil
+}
+
+func (p HomePlan) keeperSpec() (*jail.KeeperSpec, error) {
+	s := &jail.KeeperSpec{Linger: KeeperLinger}
+	sockDir, name := p.socket()
+	s.SocketName = name
+	ids := []struct {
+		dst  *jail.PathID
+		path string
+	}{{&s.Home, p.Home}, {&s.Upper, p.Upper()}, {&s.Work, p.Work()}, {&s.Locks, p.Dir()}, {&s.SocketDir, sockDir}}
+	for _, x := range ids {
+		id, err := jail.NewPathID(x.path)
+		if err != nil {
+			return nil, err
+		}
+		*x.dst = id
+	}
+	return s, nil
+}
+
+func openLock(dir, name string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			if err != nil {
+				return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+			}
+			return nil
+		}
+	}
+}
+
+// A HomeInfo is what wsh home shows.
+type HomeInfo struct {
+	Plan    HomePlan
+	Size    int64 // bytes on disk of what jailed commands wrote
+	Keeper  bool  // a keeper is running
+	Existed bool  // the home's directory exists
+}
+
+// InspectHome says how much the home holds and whether its keeper runs.
+func InspectHome(p HomePlan) HomeInfo {
+	info := HomeInfo{Plan: p}
+	if _, err := os.Lstat(p.Dir()); err != nil {
+		return info
+	}
+	info.Existed = true
+	info.Size = diskUsage(p.Upper())
+	if l, err := openLock(p.Dir(), jail.KeeperLockName); err == nil {
+		info.Keeper = flock(l, unix.LOCK_SH|unix.LOCK_NB) != nil
+		l.Close()
+	}
+	return info
+}
+
+func diskUsage(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		var st unix.Stat_t
+		if err == nil && unix.Lstat(p, &st) == nil {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
+}
+
+// ResetHome empties the home: what every jailed command wrote to it is
+// gone. It asks an idle keeper to end and refuses (ErrHomeInUse) while a
+// wsh uses the home. It returns the bytes freed.
+func ResetHome(p HomePlan) (int64, error) {
+	if _, err := os.Lstat(p.Dir()); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if c, err := p.dial(); err == nil {
+		var b [1]byte
+		unix.Write(c, []byte{jail.KeeperQuit})
+		n, _ := unix.Read(c, b[:])
+		unix.Close(c)
+		if n == 1 && b[0] == jail.KeeperBusy {
+			return 0, ErrHomeInUse
+		}
+	}
+	// A keeper that said yes ends at once; the jails of a wsh that was
+	// killed end at once too. Wait a little for both locks.
+	var locks []*os.File
+	defer func() {
+		for _, l := range locks {
+			l.Close()
+		}
+	}()
+	for _, name := range []string{jail.KeeperLockName, jail.UsersLockName} {
+		l, err := openLock(p.Dir(), name)
+		if err != nil {
+			return 0, err
+		}
+		locks = append(locks, l)
+		deadline := time.Now().Add(3 * time.Second)
+		for flock(l, unix.LOCK_EX|unix.LOCK_NB) != nil {
+			if time.Now().After(deadline) {
+				return 0, ErrHomeInUse
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	freed := diskUsage(p.Upper())
+	for _, d := range []string{p.Upper(), p.Work()} {
+		if err := removeAll(d); err != nil {
+			return 0, err
+		}
+	}
+	return freed, p.prepare()
+}
+
+// removeAll removes dir and what it holds, making directories writable
+// first: Go's module cache makes its directories read-only, and overlayfs
+// leaves a work directory of mode 000.
+func removeAll(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+			if err != nil { // could not be read before the chmod
+				filepath.WalkDir(p, func(q string, e fs.DirEntry, _ error) error {
+					if e != nil && e.IsDir() {
+						os.Chmod(q, 0o700)
+					}
+					return nil
+				})
+			}
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
