@@ -327,3 +327,63 @@ func TestHomeCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestHomeShellSeesTheHome: the shell's own operations see the jail's
+// home, not the host's: a redirection writes into it, cd enters a
+// directory a command made there, test, globbing and the command search
+// find what is there. None of it is on the host.
+func TestHomeShellSeesTheHome(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			d := "shellsees-" + uniqueNumber(0)
+			script := `mkdir -p ~/` + d + `/bin &&
+printf '#!/bin/sh\necho tool-ran\n' > ~/` + d + `/bin/mytool &&
+chmod +x ~/` + d + `/bin/mytool &&
+cd ~/` + d + ` && pwd &&
+PATH=$HOME/` + d + `/bin:$PATH mytool &&
+[ -x ~/` + d + `/bin/mytool ] && echo test-x &&
+for f in ~/` + d + `/bin/*; do echo "glob $f"; done &&
+read line < bin/mytool && echo "read $line"`
+			got := h.jailIn(t, h.proj, script)
+			want := filepath.Join(h.dir, d) + "\ntool-ran\ntest-x\nglob " + filepath.Join(h.dir, d, "bin", "mytool") + "\nread #!/bin/sh\n"
+			if got != want {
+				t.Errorf("the shell and the jail's home:\n%s\nwant:\n%s", got, want)
+			}
+			if _, err := os.Lstat(filepath.Join(h.dir, d)); err == nil {
+				t.Errorf("~/%s, made in the jail's home, is on the host", d)
+			}
+		})
+	}
+}
+
+// TestHomeHostMountsBeneath: a mount of the host beneath the home, which
+// an overlay does not show, is shown in the jail's home, read-only as the
+// rest of the host. (The mount is made in a throwaway mount namespace.)
+func TestHomeHostMountsBeneath(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			mnt := filepath.Join(h.dir, "mnt-"+uniqueNumber(0))
+			if err := os.Mkdir(mnt, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(mnt)
+			as := ""
+			if u.uid >= 0 {
+				as = fmt.Sprintf("setpriv --reuid %d --regid %d --clear-groups ", u.uid, u.uid)
+			}
+			inner := `cat "$1/f"; touch "$1/g"`
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "unshare", "-m", "--propagation", "private", "sh", "-c",
+				`mount -t tmpfs -o size=1m,mode=0777 wsh-e2e "$1" && echo on-the-mount > "$1/f" && cd "$3" && exec `+as+`"$2" -c "$4" wsh "$1"`,
+				"sh", mnt, wshBin, h.proj, inner)
+			cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, append(h.env(), jailEnv...)...)
+			out, err := cmd.CombinedOutput()
+			if !strings.HasPrefix(string(out), "on-the-mount\n") || !strings.Contains(string(out), "Read-only file system") || err == nil {
+				t.Errorf("a host mount beneath the home, in the jail: %v\n%s\nwant its file, and a write refused (EROFS)", err, out)
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@ func mountHome(st *setupState) error {
 	var subs []int
 	var subPaths []string
 	for _, p := range st.spec.HomeMounts {
-		fd, err := openTree(p, unix.AT_RECURSIVE)
+		fd, err := openTree(p, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
 		if errors.Is(err, unix.ENOENT) {
 			continue // gone from the host since wsh started
 		}

@@ -269,6 +269,9 @@ func (k *keeper) serve() {
 }
 
 // accept takes a connection from a process of the keeper's own uid only.
+// (A peer whose uid is not mapped in the keeper's namespace shows as the
+// overflow uid, 65534: for a keeper of that uid, the socket's directory,
+// 0700, is what keeps others out; root can reach it, as it can anything.)
 func (k *keeper) accept() {
 	c, _, err := unix.Accept4(k.listener, unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK)
 	if err != nil {

@@ -313,7 +313,15 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		j.warnOnce()
 		return j.plain(ctx, c)
 	}
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", v.Message())
+	msg := v.Message()
+	if v.Step == jail.StepHome.String() {
+		// The home failed, not the jail: later jails go without it. This
+		// command is not run again, since its standard input may be
+		// partly read.
+		j.stopHome(strings.TrimSuffix(msg, "; run 'wsh doctor'"))
+		msg += " (later commands get a read-only home)"
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
 	return interp.ExitStatus(126)
 }
 
