@@ -346,11 +346,18 @@ func TestContainmentSetuidControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// The exec sets the name before it commits the new credentials: wait
+	// for both, or the read can fall in between.
 	var st string
 	waitUntil(10*time.Second, func() bool {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
 		st = string(b)
-		return strings.Contains(st, "Name:\tpasswd\n")
+		uids := ""
+		if _, rest, ok := strings.Cut(st, "\nUid:"); ok {
+			uids, _, _ = strings.Cut(rest, "\n")
+		}
+		f := strings.Fields(uids)
+		return strings.Contains(st, "Name:\tpasswd\n") && len(f) == 4 && f[1] == "0"
 	})
 	if uids := strings.Fields(statusField(t, st, "Uid")); len(uids) != 4 || uids[0] != "65534" || uids[1] != "0" {
 		t.Errorf("on the host, passwd run by uid 65534 has Uid %q, want real 65534 and effective 0", uids)
