@@ -125,12 +125,21 @@ func (h *Home) Clone() (*os.File, error) {
 var errKeeperRefused = errors.New("the keeper could not clone the home's mount")
 
 func (h *Home) clone() (*os.File, error) {
-	if _, err := unix.Write(h.conn, []byte{jail.KeeperClone}); err != nil {
-		return nil, os.NewSyscallError("write", err)
+	if err := writeByte(h.conn, jail.KeeperClone); err != nil {
+		return nil, err
 	}
 	var b [5]byte
 	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(h.conn, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+	var n, oobn int
+	var err error
+	for {
+		// Go's runtime interrupts blocking system calls with its own
+		// signals: EINTR is not an answer.
+		n, oobn, _, _, err = unix.Recvmsg(h.conn, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return nil, os.NewSyscallError("recvmsg", err)
 	}
@@ -144,6 +153,33 @@ func (h *Home) clone() (*os.File, error) {
 	}
 	closeAll(fds)
 	return nil, fmt.Errorf("a bad answer from the keeper (%d bytes)", n)
+}
+
+// writeByte writes one byte to the keeper's socket.
+func writeByte(c int, b byte) error {
+	for {
+		_, err := unix.Write(c, []byte{b})
+		if err != unix.EINTR {
+			return os.NewSyscallError("write", err)
+		}
+	}
+}
+
+// readByte reads one byte from the keeper's socket; 0 at its end.
+func readByte(c int) (byte, error) {
+	var b [1]byte
+	for {
+		n, err := unix.Read(c, b[:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, os.NewSyscallError("read", err)
+		case n == 0:
+			return 0, nil
+		}
+		return b[0], nil
+	}
 }
 
 func receivedFDs(oob []byte) []int {
@@ -406,11 +442,12 @@ func ResetHome(p HomePlan) (int64, error) {
 		return 0, nil
 	}
 	if c, err := p.dial(); err == nil {
-		var b [1]byte
-		unix.Write(c, []byte{jail.KeeperQuit})
-		n, _ := unix.Read(c, b[:])
+		var b byte
+		if err = writeByte(c, jail.KeeperQuit); err == nil {
+			b, _ = readByte(c)
+		}
 		unix.Close(c)
-		if n == 1 && b[0] == jail.KeeperBusy {
+		if b == jail.KeeperBusy {
 			return 0, ErrHomeInUse
 		}
 	}

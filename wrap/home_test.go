@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -180,5 +181,60 @@ func TestHomeKeeperLingers(t *testing.T) {
 	defer h.Release()
 	if d := cloneDev(t, h); d != dev {
 		t.Errorf("a wsh that came while the keeper lingered got overlay device %d, the first got %d", d, dev)
+	}
+}
+
+// TestHomeCloneInterrupted: a signal that interrupts the wait for the
+// keeper's answer (the socket has a receive timeout, so the call is not
+// restarted) is not the keeper gone. Go's runtime sends itself such
+// signals (SIGURG, to preempt); here every thread of the process gets them
+// while a fake keeper takes its time.
+func TestHomeCloneInterrupted(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	tv := unix.Timeval{Sec: 10}
+	unix.SetsockoptTimeval(fds[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	h := &Home{conn: fds[0]}
+	defer unix.Close(fds[0])
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	go func() { // the fake keeper: one slow answer a request
+		var b [1]byte
+		for {
+			if n, _ := unix.Read(fds[1], b[:]); n != 1 {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+			unix.SendmsgN(fds[1], []byte{jail.KeeperMount}, unix.UnixRights(int(null.Fd())), nil, 0)
+		}
+	}()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			ents, _ := os.ReadDir("/proc/self/task")
+			for _, e := range ents {
+				tid, _ := strconv.Atoi(e.Name())
+				unix.Tgkill(os.Getpid(), tid, unix.SIGURG)
+			}
+		}
+	}()
+	for range 3 {
+		m, err := h.Clone()
+		if err != nil {
+			t.Fatalf("Clone, interrupted by signals: %v", err)
+		}
+		m.Close()
 	}
 }
