@@ -1,0 +1,74 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wsh/config"
+)
+
+// TestPlanHome: which homes get a copy-on-write home, and what is said
+// when one does not.
+func TestPlanHome(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	os.MkdirAll(home, 0o755)
+	link := filepath.Join(base, "link")
+	os.Symlink(home, link)
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o644)
+	overlay := config.Config{Home: config.HomeOverlay}
+	tests := []struct {
+		name     string
+		cfg      config.Config
+		env      []string
+		writable []string
+		home     string // want plan.Home
+		state    string // want plan.State
+		why      string // want why to contain it; "" for none
+	}{
+		{"a home", overlay, []string{"HOME=" + home}, []string{base + "/proj"}, home, home + "/.local/state/wsh", ""},
+		{"through a symlink", overlay, []string{"HOME=" + link}, nil, home, home + "/.local/state/wsh", ""},
+		{"XDG_STATE_HOME", overlay, []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/st"}, nil, home, base + "/st/wsh", ""},
+		{"a relative XDG_STATE_HOME is ignored", overlay, []string{"HOME=" + home, "XDG_STATE_HOME=st"}, nil, home, home + "/.local/state/wsh", ""},
+		{"readonly", config.Config{Home: config.HomeReadonly}, []string{"HOME=" + home}, nil, home, home + "/.local/state/wsh", "WSH_HOME=readonly"},
+		{"in a writable path", overlay, []string{"HOME=" + home}, []string{base}, home, home + "/.local/state/wsh", "lies in the writable path " + base},
+		{"the writable path itself", overlay, []string{"HOME=" + home}, []string{home}, home, home + "/.local/state/wsh", "writable"},
+		{"unset", overlay, nil, nil, "", "", "HOME is not set"},
+		{"empty", overlay, []string{"HOME="}, nil, "", "", "HOME is not set"},
+		{"relative", overlay, []string{"HOME=home"}, nil, "", "", "absolute"},
+		{"missing", overlay, []string{"HOME=" + base + "/nope"}, nil, "", "", "cannot be resolved"},
+		{"a file", overlay, []string{"HOME=" + file}, nil, "", "", "not a directory"},
+		{"the root", overlay, []string{"HOME=/"}, nil, "/", "/.local/state/wsh", "system directory"},
+		{"/etc", overlay, []string{"HOME=/etc"}, nil, "/etc", "/etc/.local/state/wsh", "system directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, why := planHome(tt.cfg, tt.env, tt.writable)
+			if plan.Home != tt.home || plan.State != tt.state {
+				t.Errorf("plan %+v, want home %q, state %q", plan, tt.home, tt.state)
+			}
+			if (tt.why == "") != (why == "") || !strings.Contains(why, tt.why) {
+				t.Errorf("why %q, want %q", why, tt.why)
+			}
+		})
+	}
+}
+
+func TestUnescapeMountinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		`/home/u/data\040disk`: "/home/u/data disk",
+		`/a\011b\012c\134d`:    "/a\tb\nc\\d",
+		`/plain`:               "/plain",
+		`/short\04`:            `/short\04`,
+	} {
+		if got := unescapeMountinfo(in); got != want {
+			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
