@@ -387,3 +387,46 @@ func TestHomeHostMountsBeneath(t *testing.T) {
 		})
 	}
 }
+
+// TestHomeSeesHostChanges: the jail's home shows what the host changed in
+// the home since an earlier jail looked: a file replaced, and one made.
+// (The keeper mounts the overlay anew once nothing uses the old mount and
+// it is a second old, wrap.KeeperRefresh.)
+func TestHomeSeesHostChanges(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			name := "hostcfg-" + uniqueNumber(0)
+			writeOwned(t, u, filepath.Join(h.dir, name), "v1\n")
+			if got := h.jailIn(t, h.proj, "cat ~/"+name+"; cat ~/"+name+".new 2>/dev/null; true"); got != "v1\n" {
+				t.Fatalf("the host's file in the jail: %q", got)
+			}
+			writeOwned(t, u, filepath.Join(h.dir, name+".tmp"), "v2\n")
+			if err := os.Rename(filepath.Join(h.dir, name+".tmp"), filepath.Join(h.dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			writeOwned(t, u, filepath.Join(h.dir, name+".new"), "new\n")
+			time.Sleep(1500 * time.Millisecond)
+			if got := h.jailIn(t, h.proj, "cat ~/"+name+" ~/"+name+".new; read x < ~/"+name+"; echo \"in process: $x\""); got != "v2\nnew\nin process: v2\n" {
+				t.Errorf("after the host changed the home, the jail shows:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestHomeStdinFromTheHome: a file or directory of the home given to a
+// command as its standard input (opened by the shell, through its view of
+// the home) is opened again in the jail's own home: the command reads it,
+// and a hidden path beneath the directory stays covered.
+func TestHomeStdinFromTheHome(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			env := append(h.env("WSH_HIDE="+filepath.Join(h.dir, ".ssh")), jailEnv...)
+			r := runWsh(t, u, h.proj, env, "echo from-the-home > ~/stdin-probe; wc -c < ~/stdin-probe; ls /proc/self/fd/0/ < ~ | grep -c stdin-probe; cat /proc/self/fd/0/.ssh/id_test < ~")
+			if !strings.HasPrefix(r.stdout, "14\n1\n") || strings.Contains(r.stdout, "secret") || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("standard input from the home: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}

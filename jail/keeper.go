@@ -15,7 +15,8 @@ import (
 const KeeperArg0 = "wsh-home-keeper"
 
 // The keeper's requests and answers, one byte each on its socket. A clone
-// comes with the mount's descriptor (SCM_RIGHTS).
+// comes with two descriptors (SCM_RIGHTS): the mount, and its
+// generation's lock, held shared.
 const (
 	KeeperClone    = 'C' // a detached clone of the home's mount, please
 	KeeperQuit     = 'Q' // end, if nobody else is connected (wsh home reset)
@@ -32,8 +33,8 @@ type KeeperSpec struct {
 	// Upper and Work are the overlay's upper and work directories, in
 	// wsh's state directory.
 	Upper, Work PathID
-	// Locks is the directory of the two lock files (KeeperLockName,
-	// UsersLockName).
+	// Locks is the home's directory of locks: KeeperLockName, and
+	// GensDir with a lock for each mount of the overlay.
 	Locks PathID
 	// SocketDir and SocketName are where the keeper listens.
 	SocketDir  PathID
@@ -41,17 +42,25 @@ type KeeperSpec struct {
 	// Linger is how long the keeper waits, once nobody is connected,
 	// before it ends.
 	Linger time.Duration
+	// Refresh is the age after which the keeper mounts the overlay anew
+	// for the next jail, once nothing uses its mount any more: an overlay
+	// caches what it has looked up in the host's home, and would go on
+	// showing what the host has changed since.
+	Refresh time.Duration
 }
 
 // The lock files of a home. The keeper holds KeeperLockName exclusively
-// for its life: one keeper per home. UsersLockName is held shared by the
-// keeper, by every wsh connected to it and by every jail init that has a
-// clone of its mount; a keeper mounts the home only once it has held it
-// exclusively, so the upper directory is never in use by two overlay
-// mounts at once (overlayfs's rule).
+// for its life: one keeper per home. Each mount of the overlay the keeper
+// makes (a generation) has a lock file of its own in GensDir; every clone
+// of it comes with that lock held shared, which its user (a jail init, the
+// shell's own view) holds for as long as it uses the clone. The keeper
+// mounts the overlay again only once it holds the lock of the generation
+// before exclusively, and a new keeper only once it holds every lock left
+// in GensDir so: the upper directory is never in use by two overlay mounts
+// at once (overlayfs's rule).
 const (
 	KeeperLockName = "keeper.lock"
-	UsersLockName  = "users.lock"
+	GensDir        = "gen"
 )
 
 const keeperMagic = "wsh-keep\x01"
@@ -65,6 +74,7 @@ func (s *KeeperSpec) Encode() ([]byte, error) {
 	}
 	e.str(s.SocketName)
 	e.u64(uint64(s.Linger))
+	e.u64(uint64(s.Refresh))
 	return e.b, nil
 }
 
@@ -84,6 +94,7 @@ func ReadKeeperSpec(r io.Reader) (*KeeperSpec, error) {
 	}
 	s.SocketName = d.str()
 	s.Linger = time.Duration(d.u64())
+	s.Refresh = time.Duration(d.u64())
 	if d.bad || len(d.b) != 0 || s.Home.Path == "" || s.SocketName == "" {
 		return nil, errors.New("home keeper: spec: malformed")
 	}

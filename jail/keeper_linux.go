@@ -2,6 +2,7 @@ package jail
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -57,14 +58,23 @@ func readKeeperSpec() (*KeeperSpec, error) {
 // A keeper holds the home's mount and its listening socket.
 type keeper struct {
 	spec     *KeeperSpec
-	mount    int // the detached overlay mount
+	gens     int         // the directory of the generations' locks
+	cur      *generation // the overlay mount it hands out, or nil
 	listener int
 	sockDir  int
 	conns    map[int]bool
 }
 
-// keep takes the locks, mounts the overlay and listens, in that order,
-// and returns the step that failed.
+// A generation is one mount of the overlay and its lock file.
+type generation struct {
+	mount int
+	lock  string // the lock file's name in the gens directory
+	born  time.Time
+}
+
+// keep takes the keeper lock, makes sure no mount of an earlier keeper is
+// in use, mounts the overlay and listens, in that order, and returns the
+// step that failed.
 func keep(s *KeeperSpec) (*keeper, Step, error) {
 	locks, err := s.Locks.Open()
 	if err != nil {
@@ -76,39 +86,114 @@ func keep(s *KeeperSpec) (*keeper, Step, error) {
 	if _, err := lockFile(locks, KeeperLockName, unix.LOCK_EX); err != nil {
 		return nil, StepKeeperLock, err
 	}
-	// No mount of the upper directory may be in use: every user of an
-	// earlier keeper's mount holds this lock shared (EBUSY: some still do,
-	// though their keeper is gone).
-	users, err := lockFile(locks, UsersLockName, unix.LOCK_EX)
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		err = &os.PathError{Op: "flock", Path: s.Locks.Path + "/" + UsersLockName, Err: unix.EBUSY}
-	}
+	gens, err := openBeneath(locks, GensDir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, StepKeeperLock, err
 	}
-	mfd, err := mountOverlay(s)
-	if err != nil {
+	k := &keeper{spec: s, gens: gens, conns: map[int]bool{}}
+	if err := k.clearGenerations(); err != nil {
+		return nil, StepKeeperLock, err
+	}
+	if err := k.newGeneration(); err != nil {
 		return nil, StepKeeperMount, err
 	}
-	if err := unix.Flock(users, unix.LOCK_SH); err != nil {
-		return nil, StepKeeperLock, os.NewSyscallError("flock", err)
-	}
-	k := &keeper{spec: s, mount: mfd, conns: map[int]bool{}}
 	if err := k.listen(); err != nil {
 		return nil, StepKeeperListen, err
 	}
 	return k, StepNone, nil
 }
 
-// lockFile opens (creating it) the lock file name in the directory dir and
-// takes a lock of kind on it without waiting. The descriptor stays open
-// for the keeper's life: the lock with it.
-func lockFile(dir int, name string, kind int) (int, error) {
-	how := &unix.OpenHow{Flags: unix.O_RDWR | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC, Mode: 0o600,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+// clearGenerations removes the locks an earlier keeper left, each once it
+// holds it exclusively: EBUSY while one is held, by a jail of a keeper
+// that was killed (its mount is still in use).
+func (k *keeper) clearGenerations() error {
+	dfd, err := openBeneath(k.gens, ".", unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(dfd), GensDir)
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		l, err := lockFile(k.gens, n, unix.LOCK_EX)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return &os.PathError{Op: "flock", Path: k.spec.Locks.Path + "/" + GensDir + "/" + n, Err: unix.EBUSY}
+		}
+		if err != nil {
+			return err
+		}
+		unix.Unlinkat(k.gens, n, 0)
+		unix.Close(l)
+	}
+	return nil
+}
+
+// newGeneration mounts the overlay afresh, with a lock file of its own.
+func (k *keeper) newGeneration() error {
+	mfd, err := mountOverlay(k.spec)
+	if err != nil {
+		return err
+	}
+	var b [8]byte
+	if _, err := unix.Getrandom(b[:], 0); err != nil {
+		unix.Close(mfd)
+		return os.NewSyscallError("getrandom", err)
+	}
+	name := hex.EncodeToString(b[:]) + ".lock"
+	fd, err := openBeneath(k.gens, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL)
+	if err != nil {
+		unix.Close(mfd)
+		return err
+	}
+	unix.Close(fd)
+	k.cur = &generation{mount: mfd, lock: name, born: time.Now()}
+	return nil
+}
+
+// refresh mounts the overlay anew when the current mount is older than
+// the refresh time and nothing uses it: nobody holds its lock. Only the
+// keeper hands out its lock, one request at a time, so nobody can take it
+// in between.
+func (k *keeper) refresh() error {
+	g := k.cur
+	if g != nil && time.Since(g.born) >= k.spec.Refresh {
+		l, err := lockFile(k.gens, g.lock, unix.LOCK_EX)
+		if err == nil {
+			unix.Unlinkat(k.gens, g.lock, 0)
+			unix.Close(l)
+			unix.Close(g.mount)
+			k.cur = nil
+		}
+	}
+	if k.cur == nil {
+		return k.newGeneration()
+	}
+	return nil
+}
+
+// openBeneath opens name beneath the directory dir, following no symlink.
+func openBeneath(dir int, name string, flags int) (int, error) {
+	how := &unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+	if flags&unix.O_CREAT != 0 {
+		how.Mode = 0o600
+	}
 	fd, err := unix.Openat2(dir, name, how)
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// lockFile opens (creating it) the lock file name in the directory dir and
+// takes a lock of kind on it without waiting. The lock lasts as long as
+// the descriptor (and its copies) stays open.
+func lockFile(dir int, name string, kind int) (int, error) {
+	fd, err := openBeneath(dir, name, unix.O_RDWR|unix.O_CREAT)
+	if err != nil {
+		return -1, err
 	}
 	if err := unix.Flock(fd, kind|unix.LOCK_NB); err != nil {
 		unix.Close(fd)
@@ -317,9 +402,10 @@ func (k *keeper) drop(c int) {
 	delete(k.conns, c)
 }
 
-// sendClone sends c a detached clone of the home's mount.
+// sendClone sends c a detached clone of the home's mount, with its
+// generation's lock held shared (the lock travels with the descriptor).
 func (k *keeper) sendClone(c int) {
-	fd, err := unix.OpenTree(k.mount, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	fd, lock, err := k.clone()
 	if err != nil {
 		errno := syscall.EIO
 		errors.As(err, &errno)
@@ -328,7 +414,24 @@ func (k *keeper) sendClone(c int) {
 		return
 	}
 	defer unix.Close(fd)
-	if _, err := unix.SendmsgN(c, []byte{KeeperMount}, unix.UnixRights(fd), nil, unix.MSG_NOSIGNAL); err != nil {
+	defer unix.Close(lock)
+	if _, err := unix.SendmsgN(c, []byte{KeeperMount}, unix.UnixRights(fd, lock), nil, unix.MSG_NOSIGNAL); err != nil {
 		k.drop(c)
 	}
+}
+
+func (k *keeper) clone() (mount, lock int, err error) {
+	if err := k.refresh(); err != nil {
+		return -1, -1, err
+	}
+	lock, err = lockFile(k.gens, k.cur.lock, unix.LOCK_SH)
+	if err != nil {
+		return -1, -1, err
+	}
+	mount, err = unix.OpenTree(k.cur.mount, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		unix.Close(lock)
+		return -1, -1, err
+	}
+	return mount, lock, nil
 }

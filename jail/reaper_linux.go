@@ -80,7 +80,7 @@ func reap(spec *Spec, sigs <-chan os.Signal) int {
 
 // reapAll waits until every other process of the jail is gone. The
 // kernel would kill and wait for them itself once PID 1 exits, but only
-// after PID 1 has closed its descriptors: the home's users lock
+// after PID 1 has closed its descriptors: the lock of the home's mount
 // (HomeLockFD) must outlast every process that can still write to the
 // home's mount.
 func reapAll() {

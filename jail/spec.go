@@ -51,10 +51,10 @@ type Spec struct {
 const SpecFD = 4
 
 // HomeFD is the descriptor on which a jail init with a Spec.Home finds the
-// detached mount of the copy-on-write home, and HomeLockFD the home's
-// users lock (a shared flock), which it holds until every process of the
-// jail is gone: no other mount of the home's upper directory may be made
-// while this one is in use.
+// detached mount of the copy-on-write home, and HomeLockFD the lock of
+// that mount (a shared flock, KeeperSpec), which it holds until every
+// process of the jail is gone: no other mount of the home's upper
+// directory may be made while this one is in use.
 const (
 	HomeFD     = 5
 	HomeLockFD = 6

@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,9 +19,14 @@ import (
 // be shown so fails the jail. Pipes, sockets and terminals stay as they
 // are, and so does a file open for writing only: the user chose it as the
 // command's output.
-func reopenStdio(*setupState) error {
+//
+// A file the shell opened through its view of the copy-on-write home (a
+// clone of the same overlay as the jail's home: the same device) has a
+// path relative to that clone's root; it is opened again at the same path
+// in the jail's home.
+func reopenStdio(st *setupState) error {
 	for fd := 0; fd <= 2; fd++ {
-		if err := reopenStream(fd); err != nil {
+		if err := st.reopenStream(fd); err != nil {
 			return err
 		}
 	}
@@ -31,7 +37,7 @@ func reopenStdio(*setupState) error {
 // jail cannot show.
 const ErrStream = unix.EXDEV
 
-func reopenStream(fd int) error {
+func (s *setupState) reopenStream(fd int) error {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return nil // closed
@@ -53,6 +59,9 @@ func reopenStream(fd int) error {
 	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil || len(path) == 0 || path[0] != '/' {
 		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: ErrStream}
+	}
+	if s.homeDev != 0 && st.Dev == s.homeDev {
+		path = strings.TrimSuffix(s.spec.Home.Path+path, "/")
 	}
 	flags := acc | fl&unix.O_APPEND | unix.O_CLOEXEC | unix.O_NOCTTY
 	if kind == unix.S_IFDIR {

@@ -54,21 +54,22 @@ func (j *Jailer) setupHome(plan wrap.HomePlan, why string) {
 		h.status.Why = err.Error()
 		return
 	}
-	view, err := conn.Clone()
-	if err == nil {
-		h.mounts = hostMountsBeneath(plan.Home, j.writable)
-		j.policy.home, err = newHomeView(plan.Home, view, append(append([]string(nil), j.writable...), h.mounts...))
-	}
-	if err != nil {
+	h.mounts = hostMountsBeneath(plan.Home, j.writable)
+	view := newHomeView(plan.Home, conn.Clone, append(append([]string(nil), j.writable...), h.mounts...))
+	if _, err := view.acquire(); err != nil {
+		view.close()
 		conn.Release()
 		h.status.Why = err.Error()
 		return
 	}
+	view.release(nil)
+	j.policy.home = view
 	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
 }
 
 // attachHome gives req the copy-on-write home: a clone of its mount, and
-// its lock. It returns what to close once the jail has them.
+// the lock of that mount, which the jail init holds for its life. It
+// returns what to close once the jail has them.
 func (j *Jailer) attachHome(req *wrap.Request) (done func()) {
 	h := &j.home
 	h.mu.Lock()
@@ -77,14 +78,14 @@ func (j *Jailer) attachHome(req *wrap.Request) (done func()) {
 	if !active {
 		return func() {}
 	}
-	m, err := conn.Clone()
+	c, err := conn.Clone()
 	if err != nil {
 		j.stopHome("from now on: " + err.Error())
 		return func() {}
 	}
 	req.Spec.Home, req.Spec.HomeMounts = h.id, h.mounts
-	req.HomeMount, req.HomeLock = m, conn.Lock()
-	return func() { m.Close() }
+	req.HomeMount, req.HomeLock = c.Mount, c.Lock
+	return c.Close
 }
 
 // stopHome stops giving jails the copy-on-write home, for why. The

@@ -101,7 +101,7 @@ func (p *policy) open(ctx context.Context, name string, flag int, perm os.FileMo
 	var f *os.File
 	var err error
 	if host, rel, inHome := p.locate(path, true); inHome {
-		f, err = p.home.open(rel, flag, perm)
+		f, err = p.home.open(rel, flag, perm, true)
 	} else {
 		f, err = os.OpenFile(host, flag, perm)
 	}
@@ -190,7 +190,7 @@ func (p *policy) fdWritable(fd int) bool {
 	if !isFileFD(fd) {
 		return true
 	}
-	if p.home != nil && fdDev(fd) == p.home.dev {
+	if p.home.owns(fdDev(fd)) {
 		return true // the copy-on-write home is writable in the jail
 	}
 	return p.inWritable(real)
@@ -252,7 +252,7 @@ func (p *policy) openView(path string, flags int, follow bool) (*os.File, error)
 		if !follow {
 			flags |= unix.O_NOFOLLOW
 		}
-		return p.home.open(rel, flags, 0)
+		return p.home.open(rel, flags, 0, false)
 	}
 	return openHost(host, flags, follow)
 }
@@ -267,7 +267,7 @@ func openHost(path string, flags int, follow bool) (*os.File, error) {
 // isHiddenInHome reports whether fd, opened through the copy-on-write
 // home, is a hidden path itself.
 func (p *policy) isHiddenInHome(fd int) bool {
-	if p.home == nil || fdDev(fd) != p.home.dev {
+	if !p.home.owns(fdDev(fd)) {
 		return false
 	}
 	real, ok := p.home.pathOf(fd)

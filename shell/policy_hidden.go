@@ -76,7 +76,7 @@ func (p *policy) fdHidden(fd int) bool {
 		return true
 	}
 	kind := st.Mode & unix.S_IFMT
-	if p.home != nil && st.Dev == p.home.dev {
+	if p.home.owns(st.Dev) {
 		// Opened through the copy-on-write home: recognised by its path
 		// in the home. (Its directories cannot be renamed there, with
 		// overlayfs's redirect_dir off; what the host has hidden

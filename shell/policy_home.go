@@ -4,49 +4,167 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/wrap"
 )
 
 // A homeView is the jail's copy-on-write home as the shell's own
 // operations (redirections, source, globbing, cd, test, the command
-// search) see it: through a detached mount of the same overlay the jails
-// mount, held by descriptor. A file the shell writes to the home is the
-// one a later command reads, and the other way round.
+// search) see it: through a clone of the same overlay the jails mount,
+// held by descriptor. A file the shell writes to the home is the one a
+// later command reads, and the other way round.
+//
+// A clone is held only while the shell uses it, and for viewIdle after:
+// the keeper mounts the overlay anew (so that jails see what the host has
+// changed in the home since) only once no clone of the old mount is in
+// use, and a clone held for the Runner's life would keep it from ever
+// doing so. A file the shell opened through a clone keeps it held until
+// the file is closed.
 type homeView struct {
 	path     string   // the host's home, where the jail shows the overlay
-	root     int      // O_PATH descriptor of the mount's root
-	dev      uint64   // the overlay's device
 	excluded []string // paths beneath path the jail shows from the host
+	src      func() (wrap.Clone, error)
+
+	mu     sync.Mutex
+	gen    *viewGen
+	ops    int        // operations under way on gen
+	files  []*os.File // files opened on gen, handed to the interpreter
+	timer  *time.Timer
+	closed bool
 }
 
-// newHomeView makes the view from a detached mount of the home, which it
-// keeps. excluded are the writable paths and the host's mounts beneath
-// the home, which jails bind on top of it.
-func newHomeView(path string, mount *os.File, excluded []string) (*homeView, error) {
-	fd, err := unix.Openat(int(mount.Fd()), ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	mount.Close()
-	if err != nil {
-		return nil, os.NewSyscallError("openat(home)", err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, os.NewSyscallError("fstat(home)", err)
-	}
-	v := &homeView{path: path, root: fd, dev: st.Dev}
+// A viewGen is one clone the view holds.
+type viewGen struct {
+	root  int    // O_PATH descriptor of the mount's root
+	dev   uint64 // the overlay's device: the same for every clone of a mount
+	clone wrap.Clone
+}
+
+// viewIdle is how long the view keeps a clone after its last use.
+const viewIdle = 20 * time.Millisecond
+
+// newHomeView makes the view of the home at path, with its clones from
+// src. excluded are the writable paths and the host's mounts beneath the
+// home, which jails bind on top of it.
+func newHomeView(path string, src func() (wrap.Clone, error), excluded []string) *homeView {
+	v := &homeView{path: path, src: src}
 	for _, e := range excluded {
 		if under(e, path) && e != path {
 			v.excluded = append(v.excluded, e)
 		}
 	}
-	return v, nil
+	return v
+}
+
+// acquire returns the clone to use for one operation, getting one from
+// the keeper when the view holds none. Release it after.
+func (v *homeView) acquire() (*viewGen, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, unix.EBADF
+	}
+	if v.gen == nil {
+		c, err := v.src()
+		if err != nil {
+			return nil, err
+		}
+		fd, err := unix.Openat(int(c.Mount.Fd()), ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		c.Mount.Close()
+		var st unix.Stat_t
+		if err == nil {
+			if err = unix.Fstat(fd, &st); err != nil {
+				unix.Close(fd)
+			}
+		}
+		if err != nil {
+			c.Lock.Close()
+			return nil, os.NewSyscallError("the jail's home", err)
+		}
+		v.gen = &viewGen{root: fd, dev: st.Dev, clone: c}
+	}
+	v.ops++
+	return v.gen, nil
+}
+
+// release ends an operation on g; f, if not nil, is a file opened on g
+// that the interpreter now holds.
+func (v *homeView) release(f *os.File) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.ops--
+	if f != nil {
+		v.files = append(v.files, f)
+	}
+	if v.timer == nil {
+		v.timer = time.AfterFunc(viewIdle, v.idle)
+	} else {
+		v.timer.Reset(viewIdle)
+	}
+}
+
+// idle lets the clone go once nothing uses it: no operation under way and
+// every file opened on it closed.
+func (v *homeView) idle() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	open := v.files[:0]
+	for _, f := range v.files {
+		if !isClosed(f) {
+			open = append(open, f)
+		}
+	}
+	v.files = open
+	if v.ops > 0 || len(v.files) > 0 {
+		v.timer.Reset(viewIdle)
+		return
+	}
+	v.drop()
+}
+
+func (v *homeView) drop() {
+	if v.gen != nil {
+		unix.Close(v.gen.root)
+		v.gen.clone.Lock.Close()
+		v.gen = nil
+	}
+}
+
+// isClosed reports whether f has been closed.
+func isClosed(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	return rc.Control(func(uintptr) {}) != nil
 }
 
 func (v *homeView) close() {
-	if v != nil {
-		unix.Close(v.root)
+	if v == nil {
+		return
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.closed = true
+	if v.timer != nil {
+		v.timer.Stop()
+	}
+	v.drop()
+}
+
+// owns reports whether dev is the device of the clone the view holds: a
+// descriptor on it was opened through the view.
+func (v *homeView) owns(dev uint64) bool {
+	if v == nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.gen != nil && v.gen.dev == dev
 }
 
 // rel returns real's path relative to the home's root, when real (a path
@@ -69,26 +187,41 @@ func (v *homeView) rel(real string) (string, bool) {
 
 // open opens rel, a path without symlinks, beneath the home's root: no
 // symlink (one a command puts there meanwhile) or ".." can lead it out.
-func (v *homeView) open(rel string, flag int, perm os.FileMode) (*os.File, error) {
+// keep says the file is handed to the interpreter, which closes it.
+func (v *homeView) open(rel string, flag int, perm os.FileMode, keep bool) (*os.File, error) {
+	g, err := v.acquire()
+	if err != nil {
+		return nil, err
+	}
+	f, err := g.open(rel, flag, perm)
+	if keep && err == nil {
+		v.release(f)
+	} else {
+		v.release(nil)
+	}
+	return f, err
+}
+
+func (g *viewGen) open(rel string, flag int, perm os.FileMode) (*os.File, error) {
 	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
 	if flag&os.O_CREATE != 0 {
 		how.Mode = uint64(perm.Perm())
 	}
 	for {
-		fd, err := unix.Openat2(v.root, rel, how)
+		fd, err := unix.Openat2(g.root, rel, how)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return os.NewFile(uintptr(fd), v.path+"/"+rel), nil
+		return os.NewFile(uintptr(fd), rel), nil
 	}
 }
 
 // isLink reports whether rel is a symlink in the home.
 func (v *homeView) isLink(rel string) (bool, error) {
-	f, err := v.open(rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	f, err := v.open(rel, unix.O_PATH|unix.O_NOFOLLOW, 0, false)
 	if err != nil {
 		return false, err
 	}
@@ -102,7 +235,7 @@ func (v *homeView) isLink(rel string) (bool, error) {
 
 // readlink reads the symlink rel of the home.
 func (v *homeView) readlink(rel string) (string, error) {
-	f, err := v.open(rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	f, err := v.open(rel, unix.O_PATH|unix.O_NOFOLLOW, 0, false)
 	if err != nil {
 		return "", err
 	}

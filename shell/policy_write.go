@@ -31,7 +31,15 @@ func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, e
 			if rel == "." {
 				rel = ""
 			}
-			f, err = p.openBeneathFD(p.home.root, rel, real, flag, perm)
+			g, gerr := p.home.acquire()
+			if gerr != nil {
+				return nil, gerr
+			}
+			f, err = p.openBeneathFD(g.root, rel, real, flag, perm)
+			if err != nil {
+				f = nil
+			}
+			p.home.release(f)
 		} else {
 			return nil, refusedWrite(real, flag)
 		}

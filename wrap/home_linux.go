@@ -22,16 +22,18 @@ import (
 var ErrHomeInUse = errors.New("the jail's home is in use by a running wsh")
 
 // A Home is this process's connection to the keeper of one copy-on-write
-// home: every Jailer of the process with the same plan shares it. While
-// it is open the process holds the home's users lock, shared.
+// home: every Jailer of the process with the same plan shares it.
 type Home struct {
 	plan HomePlan
 	mu   sync.Mutex
 	refs int
 	conn int
-	lock *os.File
 	lost error // set once the keeper has gone: no more clones
 }
+
+// KeeperRefresh is the age after which the keeper mounts the home's
+// overlay anew, once nothing uses its mount (jail.KeeperSpec.Refresh).
+var KeeperRefresh = time.Second
 
 var openHomes = struct {
 	sync.Mutex
@@ -66,7 +68,8 @@ func (h *Home) connect() error {
 	for {
 		c, err := h.plan.dial()
 		if err == nil {
-			return h.connected(c)
+			h.conn = c
+			return nil
 		}
 		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ECONNREFUSED) {
 			return err
@@ -84,52 +87,46 @@ func (h *Home) connect() error {
 	}
 }
 
-// connected takes the users lock, shared, for as long as the process is
-// connected: a keeper holds it too, so this cannot wait.
-func (h *Home) connected(c int) error {
-	lock, err := openLock(h.plan.Dir(), jail.UsersLockName)
-	if err == nil {
-		err = flock(lock, unix.LOCK_SH|unix.LOCK_NB)
-		if err != nil {
-			lock.Close()
-		}
-	}
-	if err != nil {
-		unix.Close(c)
-		return err
-	}
-	h.conn, h.lock = c, lock
-	return nil
+// A Clone is one use of the home: a detached mount of the keeper's
+// overlay, and its generation's lock, held shared, which must stay open
+// for as long as the mount is used (a jail init holds it for its life).
+type Clone struct {
+	Mount, Lock *os.File
 }
 
-// Clone returns a detached mount of the home for one jail: its own mount
-// of the keeper's one overlay. The caller closes it once the jail has it.
-func (h *Home) Clone() (*os.File, error) {
+// Close closes both.
+func (c Clone) Close() {
+	c.Mount.Close()
+	c.Lock.Close()
+}
+
+// Clone returns a clone of the home's overlay for one jail or for the
+// shell's own view.
+func (h *Home) Clone() (Clone, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lost != nil {
-		return nil, h.lost
+		return Clone{}, h.lost
 	}
-	f, err := h.clone()
+	c, err := h.clone()
 	if err != nil && !errors.Is(err, errKeeperRefused) {
-		// The keeper is gone (killed?). This process keeps the home's
-		// lock, and the mounts it has stay good; new jails get a
-		// read-only home.
+		// The keeper is gone (killed?). The clones this process has
+		// stay good, with their locks; new jails get a read-only home.
 		h.lost = fmt.Errorf("the keeper of the jail's home is gone: %v", err)
 		unix.Close(h.conn)
-		return nil, h.lost
+		return Clone{}, h.lost
 	}
-	return f, err
+	return c, err
 }
 
 var errKeeperRefused = errors.New("the keeper could not clone the home's mount")
 
-func (h *Home) clone() (*os.File, error) {
+func (h *Home) clone() (Clone, error) {
 	if err := writeByte(h.conn, jail.KeeperClone); err != nil {
-		return nil, err
+		return Clone{}, err
 	}
 	var b [5]byte
-	oob := make([]byte, unix.CmsgSpace(4))
+	oob := make([]byte, unix.CmsgSpace(8))
 	var n, oobn int
 	var err error
 	for {
@@ -141,18 +138,18 @@ func (h *Home) clone() (*os.File, error) {
 		}
 	}
 	if err != nil {
-		return nil, os.NewSyscallError("recvmsg", err)
+		return Clone{}, os.NewSyscallError("recvmsg", err)
 	}
 	fds := receivedFDs(oob[:oobn])
 	switch {
-	case n == 1 && b[0] == jail.KeeperMount && len(fds) == 1:
-		return os.NewFile(uintptr(fds[0]), "wsh-home"), nil
+	case n == 1 && b[0] == jail.KeeperMount && len(fds) == 2:
+		return Clone{os.NewFile(uintptr(fds[0]), "wsh-home"), os.NewFile(uintptr(fds[1]), "wsh-home-lock")}, nil
 	case n == 5 && b[0] == jail.KeeperFailed:
 		closeAll(fds)
-		return nil, fmt.Errorf("%w: %v", errKeeperRefused, syscall.Errno(binary.LittleEndian.Uint32(b[1:])))
+		return Clone{}, fmt.Errorf("%w: %v", errKeeperRefused, syscall.Errno(binary.LittleEndian.Uint32(b[1:])))
 	}
 	closeAll(fds)
-	return nil, fmt.Errorf("a bad answer from the keeper (%d bytes)", n)
+	return Clone{}, fmt.Errorf("a bad answer from the keeper (%d bytes)", n)
 }
 
 // writeByte writes one byte to the keeper's socket.
@@ -202,15 +199,10 @@ func closeAll(fds []int) {
 	}
 }
 
-// Lock is the home's users lock, which every jail init with a clone holds
-// (jail.HomeLockFD).
-func (h *Home) Lock() *os.File { return h.lock }
-
 // Plan is where the home comes from.
 func (h *Home) Plan() HomePlan { return h.plan }
 
-// Release drops one use; the last one closes the connection and the lock
-// (the jail inits that still run keep theirs).
+// Release drops one use; the last one closes the connection.
 func (h *Home) Release() {
 	openHomes.Lock()
 	defer openHomes.Unlock()
@@ -221,7 +213,6 @@ func (h *Home) Release() {
 	if h.lost == nil {
 		unix.Close(h.conn)
 	}
-	h.lock.Close()
 }
 
 // prepare makes the state directory and the home's directories in it,
@@ -229,7 +220,7 @@ func (h *Home) Release() {
 // overlay's root, whose mode and owner the jail shows as the home's: they
 // are set to the home's own.
 func (p HomePlan) prepare() error {
-	for _, d := range []string{p.State, filepath.Join(p.State, "home"), p.Dir(), p.Work()} {
+	for _, d := range []string{p.State, filepath.Join(p.State, "home"), p.Dir(), p.Work(), filepath.Join(p.Dir(), jail.GensDir)} {
 		if err := mkdirPrivate(d); err != nil {
 			return err
 		}
@@ -366,7 +357,7 @@ func startKeeper(p HomePlan) error {
 }
 
 func (p HomePlan) keeperSpec() (*jail.KeeperSpec, error) {
-	s := &jail.KeeperSpec{Linger: KeeperLinger}
+	s := &jail.KeeperSpec{Linger: KeeperLinger, Refresh: KeeperRefresh}
 	sockDir, name := p.socket()
 	s.SocketName = name
 	ids := []struct {
@@ -459,13 +450,18 @@ func ResetHome(p HomePlan) (int64, error) {
 			l.Close()
 		}
 	}()
-	for _, name := range []string{jail.KeeperLockName, jail.UsersLockName} {
+	names := []string{jail.KeeperLockName}
+	gens, _ := os.ReadDir(filepath.Join(p.Dir(), jail.GensDir))
+	for _, g := range gens {
+		names = append(names, filepath.Join(jail.GensDir, g.Name()))
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for _, name := range names {
 		l, err := openLock(p.Dir(), name)
 		if err != nil {
 			return 0, err
 		}
 		locks = append(locks, l)
-		deadline := time.Now().Add(3 * time.Second)
 		for flock(l, unix.LOCK_EX|unix.LOCK_NB) != nil {
 			if time.Now().After(deadline) {
 				return 0, ErrHomeInUse
@@ -474,7 +470,7 @@ func ResetHome(p HomePlan) (int64, error) {
 		}
 	}
 	freed := diskUsage(p.Upper())
-	for _, d := range []string{p.Upper(), p.Work()} {
+	for _, d := range []string{p.Upper(), p.Work(), filepath.Join(p.Dir(), jail.GensDir)} {
 		if err := removeAll(d); err != nil {
 			return 0, err
 		}

@@ -46,11 +46,12 @@ func TestHomeClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Release()
-	m, err := h.Clone()
+	c, err := h.Clone()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer c.Close()
+	m := c.Mount
 	var sfs unix.Statfs_t
 	if err := unix.Fstatfs(int(m.Fd()), &sfs); err != nil || sfs.Type != unix.OVERLAYFS_SUPER_MAGIC {
 		t.Fatalf("the clone's file system is %#x (%v), want overlayfs", sfs.Type, err)
@@ -69,12 +70,12 @@ func TestHomeClone(t *testing.T) {
 		t.Errorf("a file written through the clone is not in the upper directory: %v", err)
 	}
 	// A second clone is a mount of the same overlay: it sees the write.
-	m2, err := h.Clone()
+	c2, err := h.Clone()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m2.Close()
-	if _, err := os.Stat("/proc/self/fd/" + itoa(int(m2.Fd())) + "/written"); err != nil {
+	defer c2.Close()
+	if _, err := os.Stat("/proc/self/fd/" + itoa(int(c2.Mount.Fd())) + "/written"); err != nil {
 		t.Errorf("a second clone does not see the first one's write: %v", err)
 	}
 }
@@ -85,13 +86,18 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // same for every mount of it.
 func cloneDev(t *testing.T, h *Home) uint64 {
 	t.Helper()
-	m, err := h.Clone()
+	c, err := h.Clone()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer c.Close()
+	return devOf(t, c)
+}
+
+func devOf(t *testing.T, c Clone) uint64 {
+	t.Helper()
 	var st unix.Stat_t
-	if err := unix.Fstat(int(m.Fd()), &st); err != nil {
+	if err := unix.Fstat(int(c.Mount.Fd()), &st); err != nil {
 		t.Fatal(err)
 	}
 	return st.Dev
@@ -105,12 +111,12 @@ func TestHomeResetRefusedInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := h.Clone()
+	c, err := h.Clone()
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile("/proc/self/fd/"+itoa(int(m.Fd()))+"/kept", []byte("x"), 0o644)
-	m.Close()
+	os.WriteFile("/proc/self/fd/"+itoa(int(c.Mount.Fd()))+"/kept", []byte("x"), 0o644)
+	c.Close()
 	if _, err := ResetHome(p); !errors.Is(err, ErrHomeInUse) {
 		t.Errorf("ResetHome while connected: %v, want ErrHomeInUse", err)
 	}
@@ -130,15 +136,15 @@ func TestHomeResetRefusedInUse(t *testing.T) {
 	}
 }
 
-// TestHomeNoSecondMount: while something holds the users lock (a jail
-// init of an earlier keeper's mount, say) and that keeper is gone, no new
-// keeper mounts the upper directory: OpenHome fails with ErrHomeInUse.
+// TestHomeNoSecondMount: while a lock of an earlier keeper's mount is
+// held (by a jail init of a keeper that was killed, say), no new keeper
+// mounts the upper directory: OpenHome fails with ErrHomeInUse.
 func TestHomeNoSecondMount(t *testing.T) {
 	p := testPlan(t)
 	if err := p.prepare(); err != nil {
 		t.Fatal(err)
 	}
-	l, err := openLock(p.Dir(), jail.UsersLockName)
+	l, err := openLock(filepath.Join(p.Dir(), jail.GensDir), "0123456789abcdef.lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +156,7 @@ func TestHomeNoSecondMount(t *testing.T) {
 		if err == nil {
 			h.Release()
 		}
-		t.Fatalf("OpenHome with the users lock held and no keeper: %v, want ErrHomeInUse", err)
+		t.Fatalf("OpenHome with an earlier mount's lock held and no keeper: %v, want ErrHomeInUse", err)
 	}
 	l.Close()
 	h, err := OpenHome(p)
@@ -158,6 +164,56 @@ func TestHomeNoSecondMount(t *testing.T) {
 		t.Fatalf("OpenHome once the lock is free: %v", err)
 	}
 	h.Release()
+}
+
+// TestHomeRefresh: while a clone is in use, every clone is of the same
+// mount (one superblock: the same device), which goes on showing what it
+// looked up before the host changed the home (a file the host made since
+// stays missing). Once none is in use and the mount is older than
+// KeeperRefresh, the next clone is of a new mount, which shows the host's
+// home as it is now.
+func TestHomeRefresh(t *testing.T) {
+	defer func(d time.Duration) { KeeperRefresh = d }(KeeperRefresh)
+	KeeperRefresh = 50 * time.Millisecond
+	p := testPlan(t)
+	h, err := OpenHome(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	a, err := h.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := func(c Clone) string { return "/proc/self/fd/" + itoa(int(c.Mount.Fd())) }
+	if _, err := os.Stat(root(a) + "/late"); err == nil {
+		t.Fatal("a file that is not there yet")
+	}
+	if err := os.WriteFile(filepath.Join(p.Home, "late"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * KeeperRefresh)
+	b, err := h.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if devOf(t, b) != devOf(t, a) {
+		t.Errorf("a clone made while another is in use is of another mount")
+	}
+	if _, err := os.Stat(root(b) + "/late"); err == nil {
+		t.Logf("this kernel's overlay showed the host's new file at once")
+	}
+	a.Close()
+	b.Close()
+	time.Sleep(2 * KeeperRefresh)
+	c, err := h.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := os.Stat(root(c) + "/late"); err != nil {
+		t.Errorf("the mount after the refresh does not show the file the host made: %v", err)
+	}
 }
 
 // TestHomeKeeperLingers: the keeper stays for KeeperLinger after the last
@@ -199,6 +255,11 @@ func TestHomeCloneInterrupted(t *testing.T) {
 	unix.SetsockoptTimeval(fds[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	h := &Home{conn: fds[0]}
 	defer unix.Close(fds[0])
+	lock, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
 	null, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +272,7 @@ func TestHomeCloneInterrupted(t *testing.T) {
 				return
 			}
 			time.Sleep(200 * time.Millisecond)
-			unix.SendmsgN(fds[1], []byte{jail.KeeperMount}, unix.UnixRights(int(null.Fd())), nil, 0)
+			unix.SendmsgN(fds[1], []byte{jail.KeeperMount}, unix.UnixRights(int(null.Fd()), int(lock.Fd())), nil, 0)
 		}
 	}()
 	stop := make(chan struct{})
@@ -231,10 +292,10 @@ func TestHomeCloneInterrupted(t *testing.T) {
 		}
 	}()
 	for range 3 {
-		m, err := h.Clone()
+		c, err := h.Clone()
 		if err != nil {
 			t.Fatalf("Clone, interrupted by signals: %v", err)
 		}
-		m.Close()
+		c.Close()
 	}
 }

@@ -37,8 +37,8 @@ type Request struct {
 	// started, while it may still run.
 	Started func()
 	// HomeMount, when Spec.Home is set, is a detached mount of the jail's
-	// copy-on-write home (Home.Clone), and HomeLock the home's users lock,
-	// which the init holds for as long as it lives. Run closes neither.
+	// copy-on-write home, and HomeLock that mount's lock, which the init
+	// holds for as long as it lives (Home.Clone). Run closes neither.
 	HomeMount, HomeLock *os.File
 }
 
