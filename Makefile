@@ -28,8 +28,11 @@ vet: deps
 	$(GO) vet ./...
 	$(GO) vet -tags wshinit ./wrap ./cmd/...
 
+# The race detector runs the in-process packages once more: the shell's
+# view of the copy-on-write home is shared by background jobs.
 test: deps vet
 	$(GO) test -count=1 -v ./...
+	$(GO) test -count=1 -race ./shell ./wrap
 
 # make bench runs the benchmarks of bench/ (per exec, per script, memory,
 # 10,000 execs) and prints medians and ratios; it installs bubblewrap as

@@ -359,7 +359,10 @@ read line < bin/mytool && echo "read $line"`
 
 // TestHomeHostMountsBeneath: a mount of the host beneath the home, which
 // an overlay does not show, is shown in the jail's home, read-only as the
-// rest of the host. (The mount is made in a throwaway mount namespace.)
+// rest of the host. For a user other than root the kernel refuses an
+// overlay over a directory with a mount beneath it: the home is then
+// read-only, and the first command says why. (The mount is made in a
+// throwaway mount namespace.)
 func TestHomeHostMountsBeneath(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
@@ -373,16 +376,81 @@ func TestHomeHostMountsBeneath(t *testing.T) {
 			if u.uid >= 0 {
 				as = fmt.Sprintf("setpriv --reuid %d --regid %d --clear-groups ", u.uid, u.uid)
 			}
-			inner := `cat "$1/f"; touch "$1/g"`
+			inner := `cat "$1/f"; touch "$1/g"; echo x > ~/mounts-probe && cat ~/mounts-probe`
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "unshare", "-m", "--propagation", "private", "sh", "-c",
 				`mount -t tmpfs -o size=1m,mode=0777 wsh-e2e "$1" && echo on-the-mount > "$1/f" && cd "$3" && exec `+as+`"$2" -c "$4" wsh "$1"`,
 				"sh", mnt, wshBin, h.proj, inner)
 			cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, append(h.env(), jailEnv...)...)
-			out, err := cmd.CombinedOutput()
-			if !strings.HasPrefix(string(out), "on-the-mount\n") || !strings.Contains(string(out), "Read-only file system") || err == nil {
-				t.Errorf("a host mount beneath the home, in the jail: %v\n%s\nwant its file, and a write refused (EROFS)", err, out)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			out, errs := stdout.String(), stderr.String()
+			if !strings.HasPrefix(out, "on-the-mount\n") || !strings.Contains(errs, "Read-only file system") {
+				t.Errorf("a host mount beneath the home, in the jail:\n%s%s\nwant its file, and a write refused (EROFS)", out, errs)
+			}
+			switch {
+			case u.uid < 0 && (!strings.HasSuffix(out, "x\n") || strings.Contains(errs, "home is read-only")):
+				t.Errorf("root's home with a mount beneath it is not copy-on-write:\n%s%s", out, errs)
+			case u.uid >= 0 && !strings.Contains(errs, "wsh: the jail's home is read-only: a file system is mounted beneath the home ("+mnt+")"):
+				t.Errorf("no notice that the home is read-only because of the mount beneath it:\n%s%s", out, errs)
+			}
+		})
+	}
+}
+
+// TestHomeHiddenMovedAway: a hidden file in a writable path of the home
+// (the project) whose directory a command moves is never uncovered where
+// it went: the next jail fails instead.
+func TestHomeHiddenMovedAway(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			d := "secrets-" + uniqueNumber(0)
+			if err := os.MkdirAll(filepath.Join(h.proj, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeOwned(t, u, filepath.Join(h.proj, d, "key"), "APIKEY-42\n")
+			h.own()
+			env := append(h.env("WSH_HIDE="+filepath.Join(h.proj, d, "key")), jailEnv...)
+			r := runWsh(t, u, h.proj, env, "cat "+d+"/key; mv "+d+" "+d+"-moved; /bin/cat "+d+"-moved/key")
+			if strings.Contains(r.stdout, "APIKEY") {
+				t.Errorf("the hidden file, moved by a command, was read:\n%s%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeHiddenOnlyInTheHome: a hidden path that exists only in the
+// copy-on-write home (a command made it there) is covered as well.
+func TestHomeHiddenOnlyInTheHome(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			d := ".config/tool-" + uniqueNumber(0)
+			h.jailIn(t, h.proj, "mkdir -p ~/"+d+" && echo TOKEN123 > ~/"+d+"/token")
+			env := append(h.env("WSH_HIDE="+filepath.Join(h.dir, d)), jailEnv...)
+			r := runWsh(t, u, h.proj, env, "/bin/cat ~/"+d+"/token")
+			if r.status == 0 || strings.Contains(r.stdout, "TOKEN") || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("a hidden path made in the jail's home: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeStateNotInAWritablePath: wsh's state directory in a writable
+// path (here XDG_STATE_HOME in /tmp) could be changed by commands on the
+// host: the home is then read-only, and the first command says why.
+func TestHomeStateNotInAWritablePath(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			x := filepath.Join(workDir(t, u), "state")
+			r := runWsh(t, u, h.proj, append(h.env("XDG_STATE_HOME="+x), jailEnv...), "touch ~/state-probe-"+uniqueNumber(0))
+			if r.status == 0 || !strings.Contains(r.stderr, "Read-only file system") ||
+				!strings.Contains(r.stderr, "wsh: the jail's home is read-only: wsh's state directory "+x+"/wsh lies in the writable path") {
+				t.Errorf("the state directory in /tmp: status %d\n%s", r.status, r.stderr)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -11,34 +12,28 @@ import (
 
 // hide puts an empty, read-only, mode-000 tmpfs over each hidden directory
 // and an empty mode-000 file of it over each hidden file, so nothing in the
-// jail can read them (EACCES). A hidden path that does not exist is left:
-// the root is read-only, so it can appear only under a writable path.
-//
-// Beneath the copy-on-write home, a hidden path is covered where the home
-// shows it now (openPlace), whatever a command of this user made there; if
-// the home shows nothing there (removed, or a symlink put in its place),
-// the host's file is not in the jail's view, and there is nothing to
-// cover.
+// jail can read them (EACCES). What is covered is what the jail shows at
+// the hidden path now (findHidden).
 func hide(st *setupState) error {
-	var dirs, files []PathID
+	var found []PathID
+	var isDir []bool
 	for _, id := range st.spec.Hidden {
-		if (id.Dev == 0 && id.Ino == 0) || beneathOther(id, st.spec.Hidden) {
-			continue // did not exist when wsh started, or covered already
-		}
-		fd, err := st.openPlace(id, false, false)
-		if st.inHome(id.Path) && (errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR)) {
-			continue
-		}
+		fst, ok, err := st.findHidden(id)
 		if err != nil {
-			return err // moved away since wsh started: fail, never uncover
+			return err
 		}
-		var fst unix.Stat_t
-		err = unix.Fstat(fd, &fst)
-		unix.Close(fd)
+		if ok {
+			id.Dev, id.Ino = fst.Dev, fst.Ino
+			found = append(found, id)
+			isDir = append(isDir, fst.Mode&unix.S_IFMT == unix.S_IFDIR)
+		}
+	}
+	var dirs, files []PathID
+	for i, id := range found {
 		switch {
-		case err != nil:
-			return &os.PathError{Op: "fstat", Path: id.Path, Err: err}
-		case fst.Mode&unix.S_IFMT == unix.S_IFDIR:
+		case beneathOther(id, found):
+			// covered already
+		case isDir[i]:
 			dirs = append(dirs, id)
 		default:
 			files = append(files, id)
@@ -50,10 +45,67 @@ func hide(st *setupState) error {
 	return st.coverAll(dirs, files)
 }
 
+// findHidden finds what the jail shows at a hidden path, following no
+// symlink:
+//
+//   - in the copy-on-write home: whatever the home shows there, whoever made
+//     it (a path of the home has no identity on the host to check);
+//   - a path that did not exist when wsh started (no identity): whatever is
+//     there now, so that a hidden path that appears later is covered too;
+//   - otherwise the file wsh recorded, checked by identity: one replaced
+//     since fails the jail (ESTALE), never uncovered.
+//
+// A path that is not there now is nothing to cover if it never was, or if
+// the copy-on-write home is what the jail shows above it (a command of
+// this user removed it from the home: the host's file is out of view). A
+// path that existed and is gone from a host directory was moved away: the
+// jail fails rather than leave it uncovered where it went.
+func (st *setupState) findHidden(id PathID) (fst unix.Stat_t, ok bool, err error) {
+	noID := id.Dev == 0 && id.Ino == 0
+	fd, err := openNoSymlinks(id.Path)
+	if err == nil {
+		err = unix.Fstat(fd, &fst)
+		unix.Close(fd)
+		switch {
+		case err != nil:
+			return fst, false, &os.PathError{Op: "fstat", Path: id.Path, Err: err}
+		case st.homeDev != 0 && fst.Dev == st.homeDev, noID, id.Same(&fst):
+			return fst, true, nil
+		}
+		return fst, false, &os.PathError{Op: "verify (it changed since wsh started)", Path: id.Path, Err: unix.ESTALE}
+	}
+	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
+		return fst, false, err
+	}
+	if noID || st.shownFromHome(filepath.Dir(id.Path)) {
+		return fst, false, nil
+	}
+	return fst, false, err
+}
+
+// shownFromHome reports whether the nearest directory of path (or above it)
+// that the jail shows lies in the copy-on-write home.
+func (st *setupState) shownFromHome(dir string) bool {
+	if st.homeDev == 0 {
+		return false
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		if fd, err := openNoSymlinks(dir); err == nil {
+			var fst unix.Stat_t
+			err = unix.Fstat(fd, &fst)
+			unix.Close(fd)
+			return err == nil && fst.Dev == st.homeDev
+		}
+		if dir == "/" {
+			return false
+		}
+	}
+}
+
 // beneathOther reports whether id lies beneath another of the paths.
 func beneathOther(id PathID, all []PathID) bool {
 	for _, o := range all {
-		if strings.HasPrefix(id.Path, o.Path+"/") && (o.Dev != 0 || o.Ino != 0) {
+		if strings.HasPrefix(id.Path, o.Path+"/") {
 			return true
 		}
 	}

@@ -25,7 +25,9 @@ import (
 // overlay, one superblock, many mounts of it, as bind mounts are.
 func keeperMain() int {
 	s, err := readKeeperSpec()
-	if err == nil && inInitialUserNamespace() {
+	if err == nil && inInitialUserNamespace() && os.Getuid() != 0 {
+		// Only root's keeper runs in the host's user namespace (where a
+		// mount beneath the home is not locked; see startKeeper).
 		err = errors.New("home keeper: in the host's user namespace")
 	}
 	if err != nil {
@@ -33,8 +35,10 @@ func keeperMain() int {
 		writeReport(StepKeeperMount, syscall.EINVAL)
 		return ReservedStatus
 	}
-	// Hold no directory of the host busy; let nothing of the same uid
-	// outside attach to the keeper or reopen its descriptors.
+	// Hold no directory of the host busy. Not dumpable: an unprivileged
+	// process of the same uid outside cannot ptrace it or reopen its
+	// descriptors (though the owner of its user namespace, wsh's uid, has
+	// CAP_SYS_PTRACE in it; jails cannot see it at all).
 	unix.Chdir("/")
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	k, step, err := keep(s)
@@ -94,7 +98,7 @@ func keep(s *KeeperSpec) (*keeper, Step, error) {
 	if err := k.clearGenerations(); err != nil {
 		return nil, StepKeeperLock, err
 	}
-	if err := k.newGeneration(); err != nil {
+	if err := k.refresh(); err != nil {
 		return nil, StepKeeperMount, err
 	}
 	if err := k.listen(); err != nil {
@@ -156,7 +160,11 @@ func (k *keeper) newGeneration() error {
 // refresh mounts the overlay anew when the current mount is older than
 // the refresh time and nothing uses it: nobody holds its lock. Only the
 // keeper hands out its lock, one request at a time, so nobody can take it
-// in between.
+// in between. The kernel refuses the new mount (EBUSY) while anything
+// still holds the old one: the processes of a jail whose init was killed,
+// which the kernel ends in a moment, or a descriptor a command passed out
+// of its jail, which may stay. refresh tries for a short while; then the
+// request fails, and the next one tries again.
 func (k *keeper) refresh() error {
 	g := k.cur
 	if g != nil && time.Since(g.born) >= k.spec.Refresh {
@@ -168,10 +176,17 @@ func (k *keeper) refresh() error {
 			k.cur = nil
 		}
 	}
-	if k.cur == nil {
-		return k.newGeneration()
+	if k.cur != nil {
+		return nil
 	}
-	return nil
+	var err error
+	for try := 0; try < 10; try++ {
+		if err = k.newGeneration(); !errors.Is(err, unix.EBUSY) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
 }
 
 // openBeneath opens name beneath the directory dir, following no symlink.
@@ -205,8 +220,12 @@ func lockFile(dir int, name string, kind int) (int, error) {
 // mountOverlay makes the home's overlay, detached: the host's home as the
 // only lower layer, the upper and work directories in wsh's state
 // directory. userxattr: in a user namespace overlayfs keeps its whiteouts'
-// and opaque directories' marks in user.overlay.* xattrs. index=off, so
-// that the result does not depend on the kernel's build default.
+// and opaque directories' marks in user.overlay.* xattrs (root's keeper,
+// in the host's namespace, uses trusted.overlay.*). index=on: the kernel
+// itself then refuses (EBUSY) to mount an upper directory that another
+// overlay still uses ("exclusive upperdir protection"), whoever holds it:
+// a jail whose init died before its other processes, a descriptor a
+// command passed out of its jail.
 func mountOverlay(s *KeeperSpec) (int, error) {
 	var layers [3]int
 	for i, id := range []PathID{s.Home, s.Upper, s.Work} {
@@ -232,10 +251,12 @@ func mountOverlay(s *KeeperSpec) (int, error) {
 	if err := overlayLayers(fsfd, layers); err != nil {
 		return -1, err
 	}
-	if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
-		return -1, os.NewSyscallError("fsconfig(userxattr)", err)
+	if !inInitialUserNamespace() {
+		if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
+			return -1, os.NewSyscallError("fsconfig(userxattr)", err)
+		}
 	}
-	if err := unix.FsconfigSetString(fsfd, "index", "off"); err != nil {
+	if err := unix.FsconfigSetString(fsfd, "index", "on"); err != nil {
 		return -1, os.NewSyscallError("fsconfig(index)", err)
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {

@@ -23,20 +23,22 @@ var systemDirs = map[string]bool{
 
 // planHome decides whether the jail's $HOME is a copy-on-write home, and
 // from where. It returns the plan, whose Home is set whenever $HOME is a
-// directory, and, when the jail is not to get it, why not. The state
+// directory, and, when the jail is not to get it, why not; failed says the
+// home was to be copy-on-write and cannot be (which the first command
+// says), as opposed to a home that is not one to cover. The state
 // directory is resolved where it exists: it is hidden from every jail and
 // from the shell's own operations.
-func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan, why string) {
+func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan, why string, failed bool) {
 	home, _ := lookupEnvOK(environ, "HOME")
 	if home == "" || !filepath.IsAbs(home) {
-		return plan, "HOME is not set to an absolute path"
+		return plan, "HOME is not set to an absolute path", false
 	}
 	real, err := filepath.EvalSymlinks(home)
 	if err != nil {
-		return plan, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error()
+		return plan, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error(), false
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return plan, "HOME (" + home + ") is not a directory"
+		return plan, "HOME (" + home + ") is not a directory", false
 	}
 	plan.Home, plan.State = real, stateDir(environ, real)
 	if r, err := filepath.EvalSymlinks(plan.State); err == nil {
@@ -44,16 +46,39 @@ func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan
 	}
 	switch {
 	case systemDirs[real]:
-		return plan, "HOME is " + real + ", a system directory"
+		return plan, "HOME is " + real + ", a system directory", false
 	case cfg.Home == config.HomeReadonly:
-		return plan, "WSH_HOME=readonly"
+		return plan, "WSH_HOME=readonly", false
 	}
 	for _, w := range writable {
 		if under(real, w) {
-			return plan, "the home is writable: it lies in the writable path " + w
+			return plan, "the home is writable: it lies in the writable path " + w, false
 		}
 	}
-	return plan, ""
+	for _, w := range writable {
+		// Commands could change the layers (and the keeper's locks)
+		// there directly, on the host.
+		if under(plan.State, w) || under(w, plan.State) {
+			return plan, "wsh's state directory " + plan.State + " lies in the writable path " + w +
+				", where commands could change it: set XDG_STATE_HOME to a directory outside the writable paths", true
+		}
+	}
+	if m := mountBeneath(real); m != "" && os.Getuid() != 0 {
+		return plan, "a file system is mounted beneath the home (" + m + "): the kernel does not let a user " +
+			"other than root put an overlay over a directory with a mount beneath it", true
+	}
+	return plan, "", false
+}
+
+// mountBeneath returns a mount point of this process's mount namespace that
+// lies beneath dir, or "".
+func mountBeneath(dir string) string {
+	for _, p := range mountPoints() {
+		if strings.HasPrefix(p, dir+"/") {
+			return p
+		}
+	}
+	return ""
 }
 
 // makeState makes the plan's state directory and resolves its path.
@@ -88,7 +113,14 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan wrap.HomePl
 	if err != nil {
 		return plan, "", err
 	}
-	plan, why = planHome(cfg, environ, w)
+	plan, why, _ = planHome(cfg, environ, w)
+	if why == "" {
+		if p, err := makeState(plan); err != nil {
+			why = err.Error()
+		} else {
+			plan = p
+		}
+	}
 	return plan, why, nil
 }
 
@@ -97,20 +129,8 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan wrap.HomePl
 // writable path (whose binds carry them): an overlay shows none of them,
 // so the jail binds them again on top of it.
 func hostMountsBeneath(home string, writable []string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var points []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		p := unescapeMountinfo(fields[4])
+	for _, p := range mountPoints() {
 		if strings.HasPrefix(p, home+"/") {
 			points = append(points, p)
 		}
@@ -130,6 +150,24 @@ func hostMountsBeneath(home string, writable []string) []string {
 		}
 		if keep && !contains(out, p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// mountPoints lists the mount points of this process's mount namespace.
+func mountPoints() []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) >= 5 {
+			out = append(out, unescapeMountinfo(fields[4]))
 		}
 	}
 	return out

@@ -46,10 +46,12 @@ func TestPlanHome(t *testing.T) {
 		{"a file", overlay, []string{"HOME=" + file}, nil, "", "", "not a directory"},
 		{"the root", overlay, []string{"HOME=/"}, nil, "/", "/.local/state/wsh", "system directory"},
 		{"/etc", overlay, []string{"HOME=/etc"}, nil, "/etc", "/etc/.local/state/wsh", "system directory"},
+		{"the state directory in a writable path", overlay, []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/w/st"}, []string{base + "/w"}, home, base + "/w/st/wsh", "lies in the writable path " + base + "/w"},
+		{"a writable path in the state directory", overlay, []string{"HOME=" + home}, []string{home + "/.local/state/wsh/x"}, home, home + "/.local/state/wsh", "state directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, why := planHome(tt.cfg, tt.env, tt.writable)
+			plan, why, _ := planHome(tt.cfg, tt.env, tt.writable)
 			if plan.Home != tt.home || plan.State != tt.state {
 				t.Errorf("plan %+v, want home %q, state %q", plan, tt.home, tt.state)
 			}

@@ -56,14 +56,15 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
 	var plan wrap.HomePlan
 	var why string
+	var failed bool
 	hidden := cfg.Hide
 	if !cfg.NoSandbox {
 		// wsh's state directory (the copy-on-write home's layers) is
 		// hidden from every jail and from the shell itself.
-		plan, why = planHome(cfg, environ, w)
+		plan, why, failed = planHome(cfg, environ, w)
 		if why == "" {
 			if plan, err = makeState(plan); err != nil {
-				why = err.Error()
+				why, failed = err.Error(), true
 			}
 		}
 		if s := existingState(plan); s != "" {
@@ -84,7 +85,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			j.Close()
 			return nil, err
 		}
-		j.setupHome(plan, why)
+		j.setupHome(plan, why, failed)
 		j.decide(dir)
 	}
 	return j, nil

@@ -37,9 +37,10 @@ type jailHome struct {
 // gives the in-process policy its view of the home. What fails leaves the
 // home read-only, as it was before there was a copy-on-write home, and is
 // said once, with the first command.
-func (j *Jailer) setupHome(plan wrap.HomePlan, why string) {
+func (j *Jailer) setupHome(plan wrap.HomePlan, why string, failed bool) {
 	h := &j.home
 	h.status = HomeStatus{Home: plan.Home, State: plan.State, Why: why}
+	h.planned = failed
 	if plan.Home == "" || why != "" {
 		return
 	}
@@ -99,10 +100,12 @@ func (j *Jailer) stopHome(why string) {
 	if h.active {
 		h.active, h.status.Overlay, h.status.Why = false, false, why
 	}
+	// The shell sees what later jails see: the host's home, read-only.
+	j.policy.home.disable()
 }
 
-// releaseHome lets go of the home: the shell's view, the keeper's
-// connection and the lock (jail inits that still run hold theirs). A
+// releaseHome lets go of the home: the shell's view and the keeper's
+// connection (jail inits that still run hold their clones' locks). A
 // Jailer that runs commands unsandboxed releases it at once: its commands
 // see the host's home, and so must the shell.
 func (j *Jailer) releaseHome() {
@@ -110,7 +113,6 @@ func (j *Jailer) releaseHome() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	j.policy.home.close()
-	j.policy.home = nil
 	if h.conn != nil {
 		h.conn.Release()
 		h.conn = nil

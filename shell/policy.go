@@ -98,11 +98,13 @@ func (p *policy) open(ctx context.Context, name string, flag int, perm os.FileMo
 		}
 		return f, nil
 	}
+	host, rel, inHome, err := p.locate(path, true)
 	var f *os.File
-	var err error
-	if host, rel, inHome := p.locate(path, true); inHome {
+	switch {
+	case err != nil:
+	case inHome:
 		f, err = p.home.open(rel, flag, perm, true)
-	} else {
+	default:
 		f, err = os.OpenFile(host, flag, perm)
 	}
 	if err != nil {
@@ -208,14 +210,15 @@ func fdDev(fd int) uint64 {
 // home (inHome), or host, a path on the host. Where the path leads into
 // the home (or a symlink there leads out of it), it is resolved as the
 // jail would; otherwise it is left as it is, for the kernel to resolve on
-// the host. follow false leaves a last symlink unfollowed.
-func (p *policy) locate(path string, follow bool) (host, rel string, inHome bool) {
+// the host. follow false leaves a last symlink unfollowed. A path that
+// cannot be resolved where it leads into the home is that error: the
+// host's file at the path may be one the jail's home does not show.
+func (p *policy) locate(path string, follow bool) (host, rel string, inHome bool, err error) {
 	if p.home == nil {
-		return path, "", false
+		return path, "", false, nil
 	}
 	var real string
 	var via bool
-	var err error
 	if follow {
 		real, via, err = p.realPath(path)
 	} else {
@@ -223,13 +226,16 @@ func (p *policy) locate(path string, follow bool) (host, rel string, inHome bool
 		real, via, err = p.realPath(dir)
 		real = filepath.Join(real, base)
 	}
-	if err != nil || !via {
-		return path, "", false
+	switch {
+	case err != nil && via:
+		return "", "", false, err
+	case err != nil || !via:
+		return path, "", false, nil
 	}
 	if rel, ok := p.home.rel(real); ok {
-		return "", rel, true
+		return "", rel, true, nil
 	}
-	return real, "", false
+	return real, "", false, nil
 }
 
 // statView stats path where the jail finds it, following symlinks.
@@ -247,8 +253,11 @@ func (p *policy) statView(path string) (fs.FileInfo, error) {
 
 // openView opens path where the jail finds it (locate).
 func (p *policy) openView(path string, flags int, follow bool) (*os.File, error) {
-	host, rel, inHome := p.locate(path, follow)
-	if inHome {
+	host, rel, inHome, err := p.locate(path, follow)
+	switch {
+	case err != nil:
+		return nil, err
+	case inHome:
 		if !follow {
 			flags |= unix.O_NOFOLLOW
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +36,11 @@ type homeView struct {
 	files  []*os.File // files opened on gen, handed to the interpreter
 	timer  *time.Timer
 	closed bool
+
+	// off: the shell sees the host's home, read-only, as the jails do
+	// once they get no copy-on-write home any more (or the Runner is
+	// closed). It is never turned on again.
+	off atomic.Bool
 }
 
 // A viewGen is one clone the view holds.
@@ -100,6 +106,12 @@ func (v *homeView) release(f *os.File) {
 	if f != nil {
 		v.files = append(v.files, f)
 	}
+	if v.closed {
+		if v.ops == 0 {
+			v.drop()
+		}
+		return
+	}
 	if v.timer == nil {
 		v.timer = time.AfterFunc(viewIdle, v.idle)
 	} else {
@@ -143,17 +155,28 @@ func isClosed(f *os.File) bool {
 	return rc.Control(func(uintptr) {}) != nil
 }
 
+// disable makes the shell see the host's home from now on. A clone held
+// for an operation under way is let go when it ends.
+func (v *homeView) disable() {
+	if v != nil {
+		v.off.Store(true)
+	}
+}
+
 func (v *homeView) close() {
 	if v == nil {
 		return
 	}
+	v.off.Store(true)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.closed = true
 	if v.timer != nil {
 		v.timer.Stop()
 	}
-	v.drop()
+	if v.ops == 0 {
+		v.drop()
+	}
 }
 
 // owns reports whether dev is the device of the clone the view holds: a
@@ -170,7 +193,7 @@ func (v *homeView) owns(dev uint64) bool {
 // rel returns real's path relative to the home's root, when real (a path
 // without symlinks) is one the jail shows from the copy-on-write home.
 func (v *homeView) rel(real string) (string, bool) {
-	if v == nil || !under(real, v.path) {
+	if v == nil || v.off.Load() || !under(real, v.path) {
 		return "", false
 	}
 	for _, e := range v.excluded {

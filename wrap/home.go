@@ -36,10 +36,16 @@ func (p HomePlan) Upper() string { return filepath.Join(p.Dir(), "upper") }
 // Work is the overlay's work directory.
 func (p HomePlan) Work() string { return filepath.Join(p.Dir(), "work") }
 
-// socket is where the home's keeper listens: in the host's /dev/shm, in a
-// directory of this uid's own. Every jail has a /dev/shm of its own, so no
-// jailed command can reach it, whatever its settings.
-func (p HomePlan) socket() (dir, name string) {
-	sum := sha256.Sum256([]byte(p.Dir()))
-	return fmt.Sprintf("/dev/shm/wsh-keeper-%d", os.Getuid()), hex.EncodeToString(sum[:8]) + ".sock"
+// socketDir is where the homes' keepers of this uid listen: in the host's
+// /dev/shm, in a directory of this uid's own. Every jail has a /dev/shm of
+// its own, so no jailed command can reach it, whatever its settings.
+func socketDir() string { return fmt.Sprintf("/dev/shm/wsh-keeper-%d", os.Getuid()) }
+
+// socketName is the name of the keeper's socket for the home's directory
+// whose identity is dev and ino: a directory put in the place of another
+// (renamed away, and a new one made) has another keeper, and another
+// upper directory.
+func (p HomePlan) socketName(dev, ino uint64) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", p.Dir(), dev, ino)))
+	return hex.EncodeToString(sum[:8]) + ".sock"
 }

@@ -109,14 +109,24 @@ func (h *Home) Clone() (Clone, error) {
 		return Clone{}, h.lost
 	}
 	c, err := h.clone()
-	if err != nil && !errors.Is(err, errKeeperRefused) {
-		// The keeper is gone (killed?). The clones this process has
-		// stay good, with their locks; new jails get a read-only home.
-		h.lost = fmt.Errorf("the keeper of the jail's home is gone: %v", err)
-		unix.Close(h.conn)
-		return Clone{}, h.lost
+	if err == nil || errors.Is(err, errKeeperRefused) {
+		return c, err
 	}
-	return c, err
+	// The connection broke: the keeper ended (this process connected just
+	// as it ended, idle) or was killed. Connect again, to a new keeper,
+	// once. A new keeper does not mount while a clone of the old one is
+	// in use (this process's own included): then the home is lost to this
+	// process, whose clones stay good, with their locks; its new jails get
+	// a read-only home.
+	unix.Close(h.conn)
+	if err = h.connect(); err == nil {
+		if c, err = h.clone(); err == nil || errors.Is(err, errKeeperRefused) {
+			return c, err
+		}
+		unix.Close(h.conn)
+	}
+	h.lost = fmt.Errorf("the keeper of the jail's home is gone: %v", err)
+	return Clone{}, h.lost
 }
 
 var errKeeperRefused = errors.New("the keeper could not clone the home's mount")
@@ -146,7 +156,7 @@ func (h *Home) clone() (Clone, error) {
 		return Clone{os.NewFile(uintptr(fds[0]), "wsh-home"), os.NewFile(uintptr(fds[1]), "wsh-home-lock")}, nil
 	case n == 5 && b[0] == jail.KeeperFailed:
 		closeAll(fds)
-		return Clone{}, fmt.Errorf("%w: %v", errKeeperRefused, syscall.Errno(binary.LittleEndian.Uint32(b[1:])))
+		return Clone{}, fmt.Errorf("%w: %w", errKeeperRefused, syscall.Errno(binary.LittleEndian.Uint32(b[1:])))
 	}
 	closeAll(fds)
 	return Clone{}, fmt.Errorf("a bad answer from the keeper (%d bytes)", n)
@@ -246,8 +256,7 @@ func (p HomePlan) prepare() error {
 			return &os.PathError{Op: "chmod", Path: p.Upper(), Err: err}
 		}
 	}
-	dir, _ := p.socket()
-	return mkdirPrivate(dir)
+	return mkdirPrivate(socketDir())
 }
 
 // mkdirPrivate makes dir (mode 0700) unless it is there, and checks that
@@ -271,7 +280,12 @@ func mkdirPrivate(dir string) error {
 // without symlinks (a socket path is at most 107 bytes; this one is not
 // limited so).
 func (p HomePlan) dial() (int, error) {
-	dir, name := p.socket()
+	dir := socketDir()
+	home, err := jail.NewPathID(p.Dir())
+	if err != nil {
+		return -1, err
+	}
+	name := p.socketName(home.Dev, home.Ino)
 	id, err := jail.NewPathID(dir)
 	if err != nil {
 		return -1, err
@@ -333,7 +347,7 @@ func startKeeper(p HomePlan) error {
 	defer rd.Close()
 	pid, err := spawn(exe, []string{jail.KeeperArg0}, []string{}, spawnAttr{
 		files:   []*os.File{null, null, null, wr, sf},
-		flags:   unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+		flags:   keeperFlags(),
 		orphan:  true,
 		allCaps: true,
 	})
@@ -356,14 +370,24 @@ func startKeeper(p HomePlan) error {
 	return nil
 }
 
+// keeperFlags are the keeper's namespaces: a mount namespace, and a user
+// namespace but for root. In a user namespace of its own, every mount the
+// host has beneath the home is locked, and the kernel refuses an overlay
+// whose lower layer has a locked mount beneath it (it would show what the
+// mount hides); root needs no user namespace to mount.
+func keeperFlags() uintptr {
+	if os.Getuid() == 0 {
+		return unix.CLONE_NEWNS
+	}
+	return unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+}
+
 func (p HomePlan) keeperSpec() (*jail.KeeperSpec, error) {
 	s := &jail.KeeperSpec{Linger: KeeperLinger, Refresh: KeeperRefresh}
-	sockDir, name := p.socket()
-	s.SocketName = name
 	ids := []struct {
 		dst  *jail.PathID
 		path string
-	}{{&s.Home, p.Home}, {&s.Upper, p.Upper()}, {&s.Work, p.Work()}, {&s.Locks, p.Dir()}, {&s.SocketDir, sockDir}}
+	}{{&s.Home, p.Home}, {&s.Upper, p.Upper()}, {&s.Work, p.Work()}, {&s.Locks, p.Dir()}, {&s.SocketDir, socketDir()}}
 	for _, x := range ids {
 		id, err := jail.NewPathID(x.path)
 		if err != nil {
@@ -371,6 +395,7 @@ func (p HomePlan) keeperSpec() (*jail.KeeperSpec, error) {
 		}
 		*x.dst = id
 	}
+	s.SocketName = p.socketName(s.Locks.Dev, s.Locks.Ino)
 	return s, nil
 }
 
@@ -427,10 +452,26 @@ func diskUsage(dir string) int64 {
 
 // ResetHome empties the home: what every jailed command wrote to it is
 // gone. It asks an idle keeper to end and refuses (ErrHomeInUse) while a
-// wsh uses the home. It returns the bytes freed.
+// wsh uses the home. It returns the bytes freed. It follows no symlink:
+// the home's directory is opened without any (a symlink planted in the
+// state directory leads nowhere), and everything in it is removed by
+// descriptor.
 func ResetHome(p HomePlan) (int64, error) {
-	if _, err := os.Lstat(p.Dir()); errors.Is(err, fs.ErrNotExist) {
+	id, err := jail.NewPathID(p.Dir())
+	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("the home's directory %s: %w", p.Dir(), err)
+	}
+	dfd, err := id.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+		return 0, &os.PathError{Op: "check", Path: p.Dir(), Err: fmt.Errorf("not a directory of uid %d", os.Getuid())}
 	}
 	if c, err := p.dial(); err == nil {
 		var b byte
@@ -442,59 +483,103 @@ func ResetHome(p HomePlan) (int64, error) {
 			return 0, ErrHomeInUse
 		}
 	}
-	// A keeper that said yes ends at once; the jails of a wsh that was
-	// killed end at once too. Wait a little for both locks.
-	var locks []*os.File
-	defer func() {
-		for _, l := range locks {
-			l.Close()
-		}
-	}()
-	names := []string{jail.KeeperLockName}
-	gens, _ := os.ReadDir(filepath.Join(p.Dir(), jail.GensDir))
-	for _, g := range gens {
-		names = append(names, filepath.Join(jail.GensDir, g.Name()))
+	locks, err := lockAll(dfd)
+	defer closeAll(locks)
+	if err != nil {
+		return 0, err
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for _, name := range names {
-		l, err := openLock(p.Dir(), name)
-		if err != nil {
-			return 0, err
-		}
-		locks = append(locks, l)
-		for flock(l, unix.LOCK_EX|unix.LOCK_NB) != nil {
-			if time.Now().After(deadline) {
-				return 0, ErrHomeInUse
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	freed := diskUsage(p.Upper())
-	for _, d := range []string{p.Upper(), p.Work(), filepath.Join(p.Dir(), jail.GensDir)} {
-		if err := removeAll(d); err != nil {
-			return 0, err
+	freed := diskUsageAt(dfd, "upper")
+	for _, name := range []string{"upper", "work", jail.GensDir} {
+		if err := removeAt(dfd, name); err != nil {
+			return 0, &os.PathError{Op: "remove", Path: filepath.Join(p.Dir(), name), Err: err}
 		}
 	}
 	return freed, p.prepare()
 }
 
-// removeAll removes dir and what it holds, making directories writable
-// first: Go's module cache makes its directories read-only, and overlayfs
-// leaves a work directory of mode 000.
-func removeAll(dir string) error {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-			if err != nil { // could not be read before the chmod
-				filepath.WalkDir(p, func(q string, e fs.DirEntry, _ error) error {
-					if e != nil && e.IsDir() {
-						os.Chmod(q, 0o700)
-					}
-					return nil
-				})
+// lockAll takes, exclusively, the keeper lock and every generation's lock
+// of the home's directory dfd, waiting a little for each: a keeper that
+// was asked to end ends at once, and so do the jails of a wsh that was
+// killed. ErrHomeInUse if one stays held.
+func lockAll(dfd int) ([]int, error) {
+	names := []string{jail.KeeperLockName}
+	if gfd, err := unix.Openat(dfd, jail.GensDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		d := os.NewFile(uintptr(gfd), jail.GensDir)
+		gens, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, g := range gens {
+			names = append(names, jail.GensDir+"/"+g)
+		}
+	}
+	var locks []int
+	deadline := time.Now().Add(3 * time.Second)
+	for _, name := range names {
+		how := &unix.OpenHow{Flags: unix.O_RDWR | unix.O_CREAT | unix.O_CLOEXEC, Mode: 0o600,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+		l, err := unix.Openat2(dfd, name, how)
+		if err != nil {
+			return locks, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		locks = append(locks, l)
+		for unix.Flock(l, unix.LOCK_EX|unix.LOCK_NB) != nil {
+			if time.Now().After(deadline) {
+				return locks, ErrHomeInUse
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return locks, nil
+}
+
+// removeAt removes name from the directory dfd, and all it holds, without
+// following any symlink. Directories are made writable first: Go's module
+// cache makes its directories read-only, and overlayfs leaves a work
+// directory of mode 000.
+func removeAt(dfd int, name string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			return nil
+		}
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.Unlinkat(dfd, name, 0)
+	}
+	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	// chmod through the descriptor's own /proc link: the directory opened,
+	// not whatever is at the name now.
+	unix.Chmod("/proc/self/fd/"+strconv.Itoa(pfd), 0o700)
+	fd, err := unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	unix.Close(pfd)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	names, err := d.Readdirnames(-1)
+	if err == nil {
+		for _, n := range names {
+			if err = removeAt(fd, n); err != nil {
+				break
 			}
 		}
-		return nil
-	})
-	return os.RemoveAll(dir)
+	}
+	d.Close()
+	if err != nil {
+		return err
+	}
+	return unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
+}
+
+// diskUsageAt is what name in dfd, and all it holds, takes on disk.
+func diskUsageAt(dfd int, name string) int64 {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	return diskUsage("/proc/self/fd/" + strconv.Itoa(fd) + "/.")
 }

@@ -265,16 +265,20 @@ func TestHomeCloneInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	go func() { // the fake keeper: one slow answer a request
+	nullFD, lockFD := int(null.Fd()), int(lock.Fd())
+	keeper := make(chan struct{})
+	go func() { // the fake keeper: one slow answer a request, three times
+		defer close(keeper)
 		var b [1]byte
-		for {
+		for range 3 {
 			if n, _ := unix.Read(fds[1], b[:]); n != 1 {
 				return
 			}
 			time.Sleep(200 * time.Millisecond)
-			unix.SendmsgN(fds[1], []byte{jail.KeeperMount}, unix.UnixRights(int(null.Fd()), int(lock.Fd())), nil, 0)
+			unix.SendmsgN(fds[1], []byte{jail.KeeperMount}, unix.UnixRights(nullFD, lockFD), nil, 0)
 		}
 	}()
+	defer func() { <-keeper }()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -298,4 +302,96 @@ func TestHomeCloneInterrupted(t *testing.T) {
 		}
 		c.Close()
 	}
+}
+
+// TestHomeResetFollowsNoSymlink: a symlink put in the place of the home's
+// directory (by a command that could write the state directory) does not
+// make wsh home reset remove what it points to.
+func TestHomeResetFollowsNoSymlink(t *testing.T) {
+	p := testPlan(t)
+	victim := filepath.Join(p.Home, "victim")
+	for _, d := range []string{"upper", "work", jail.GensDir} {
+		if err := os.MkdirAll(filepath.Join(victim, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(victim, d, "important"), []byte("x"), 0o644)
+	}
+	if err := os.MkdirAll(filepath.Dir(p.Dir()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, p.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResetHome(p); err == nil {
+		t.Errorf("ResetHome through a symlink succeeded")
+	}
+	for _, d := range []string{"upper", "work", jail.GensDir} {
+		if _, err := os.Stat(filepath.Join(victim, d, "important")); err != nil {
+			t.Errorf("ResetHome removed %s/important where the symlink led: %v", d, err)
+		}
+	}
+	os.Remove(p.Dir())
+}
+
+// TestHomeNoSecondSuperblock: a mount of the overlay that is still in use
+// without its lock (a descriptor a command passed out of its jail, the
+// processes of a jail whose init was killed) keeps the keeper from
+// mounting the upper directory again: the kernel refuses (index=on), and
+// no clone of a second overlay is handed out.
+func TestHomeNoSecondSuperblock(t *testing.T) {
+	defer func(d time.Duration) { KeeperRefresh = d }(KeeperRefresh)
+	KeeperRefresh = 50 * time.Millisecond
+	p := testPlan(t)
+	h, err := OpenHome(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	c, err := h.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Openat(int(c.Mount.Fd()), "escaped", unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var escaped unix.Stat_t
+	unix.Fstat(fd, &escaped)
+	c.Close() // the lock goes; the file stays open
+	time.Sleep(2 * KeeperRefresh)
+	c2, err := h.Clone()
+	if err == nil {
+		defer c2.Close()
+		if d := devOf(t, c2); d != escaped.Dev {
+			t.Fatalf("a second overlay of the upper directory (device %d) while the first (%d) is in use", d, escaped.Dev)
+		}
+		return
+	}
+	if !errors.Is(err, errKeeperRefused) || !errors.Is(err, unix.EBUSY) {
+		t.Errorf("Clone while an earlier mount is in use: %v, want the keeper's EBUSY", err)
+	}
+}
+
+// TestHomeReconnect: a connection the keeper closed (it ended, idle, as
+// this process connected) is not the home lost: Clone connects again.
+func TestHomeReconnect(t *testing.T) {
+	p := testPlan(t)
+	h, err := OpenHome(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fds[1])
+	unix.Close(h.conn)
+	h.conn = fds[0] // a connection whose other end is gone
+	c, err := h.Clone()
+	if err != nil {
+		t.Fatalf("Clone after the keeper's end of the connection closed: %v", err)
+	}
+	c.Close()
 }

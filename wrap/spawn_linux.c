@@ -92,12 +92,14 @@ static int child(void *arg) {
 
 	if (setsid() < 0)
 		return fail(s, WSH_STEP_SETSID);
-	if (write_file("/proc/self/setgroups", "deny") < 0)
-		return fail(s, WSH_STEP_SETGROUPS);
-	if (write_file("/proc/self/uid_map", s->uid_map) < 0)
-		return fail(s, WSH_STEP_UID_MAP);
-	if (write_file("/proc/self/gid_map", s->gid_map) < 0)
-		return fail(s, WSH_STEP_GID_MAP);
+	if (s->flags & CLONE_NEWUSER) {
+		if (write_file("/proc/self/setgroups", "deny") < 0)
+			return fail(s, WSH_STEP_SETGROUPS);
+		if (write_file("/proc/self/uid_map", s->uid_map) < 0)
+			return fail(s, WSH_STEP_UID_MAP);
+		if (write_file("/proc/self/gid_map", s->gid_map) < 0)
+			return fail(s, WSH_STEP_GID_MAP);
+	}
 	// SIGKILL when the calling thread dies. (A parent that died before
 	// this is caught by the init's first step, which finds the sentinel's
 	// read end gone; getppid() says nothing here, it is 0 in a new PID
