@@ -55,7 +55,7 @@ var dropped = func() []os.Signal {
 func reap(spec *Spec, sigs <-chan os.Signal) int {
 	pidfd := -1
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
-		Env:   os.Environ(),
+		Env:   spec.Env,
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{PidFD: &pidfd},
 	})

@@ -43,6 +43,11 @@ type Spec struct {
 	// Path is the resolved executable; Args is its argv, Args[0] included.
 	Path string
 	Args []string
+	// Env is the target's environment. The init itself runs with an
+	// empty one: nothing a command's environment says (LD_PRELOAD,
+	// LD_LIBRARY_PATH, GODEBUG, ...) acts on the init, whatever binary it
+	// is (the embedded init, wsh itself, an embedder's program).
+	Env []string
 }
 
 // SpecFD is the descriptor on which the jail init reads its spec. The
@@ -61,7 +66,7 @@ const (
 )
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x02"
+const specMagic = "wsh-spec\x03"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -89,6 +94,7 @@ func (s *Spec) Encode() ([]byte, error) {
 	e.str(s.Dir)
 	e.str(s.Path)
 	e.strs(s.Args)
+	e.strs(s.Env)
 	if len(e.b) > maxSpec {
 		return nil, fmt.Errorf("jail spec: %d bytes, more than %d", len(e.b), maxSpec)
 	}
@@ -130,6 +136,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Dir = d.str()
 	s.Path = d.str()
 	s.Args = d.strs()
+	s.Env = d.strs()
 	if d.bad || len(d.b) != 0 || flags&^3 != 0 {
 		return nil, errSpec
 	}

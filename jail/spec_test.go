@@ -21,6 +21,7 @@ func fullSpec() *Spec {
 		Dir:         "/work/dir with space",
 		Path:        "/usr/bin/printf",
 		Args:        []string{"printf", "%s\n", "", "ünïcode", strings.Repeat("x", 1000)},
+		Env:         []string{"PATH=/bin", "LD_PRELOAD=/x.so", "EMPTY="},
 	}
 }
 
@@ -56,7 +57,7 @@ func TestSpecRefusesMalformed(t *testing.T) {
 	bad := map[string][]byte{
 		"a trailing byte": append(append([]byte(nil), b...), 0),
 		"an unknown flag": func() []byte { c := bytes.Clone(b); c[len(specMagic)] |= 4; return c }(),
-		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 1; return c }(),
+		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 2; return c }(),
 		"a huge count": func() []byte {
 			c := []byte(specMagic + "\x00")
 			return binary.LittleEndian.AppendUint32(c, 1<<31)

@@ -213,8 +213,7 @@ func (c *command) name() string {
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args},
-		Env:         env,
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,

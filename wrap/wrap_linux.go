@@ -24,8 +24,9 @@ const SelfExe = "/proc/self/exe"
 
 // A Request is one command to run in a jail.
 type Request struct {
+	// Spec is the jail and the target, whose environment is Spec.Env;
+	// the init runs with an empty one.
 	Spec   jail.Spec
-	Env    []string
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -114,10 +115,6 @@ func start(req *Request) (*os.Process, *os.File, *childIO, error) {
 		wr.Close()
 		return nil, nil, nil, err
 	}
-	env := req.Env
-	if env == nil {
-		env = []string{}
-	}
 	// No working directory is set: a chdir refused here would look like a
 	// refused clone (mode 1); the init's own chdir step reports it as a
 	// path step.
@@ -125,7 +122,7 @@ func start(req *Request) (*os.Process, *os.File, *childIO, error) {
 	if req.HomeMount != nil {
 		files = append(files, req.HomeMount, req.HomeLock)
 	}
-	pid, err := spawn(exe, []string{jail.InitArg0}, env, jailAttr(req.Spec.HostNetwork, files...))
+	pid, err := spawn(exe, []string{jail.InitArg0}, []string{}, jailAttr(req.Spec.HostNetwork, files...))
 	// The read end sees EOF only once every write end is closed: ours must
 	// go now, or a silent child would hang the read of the sentinel.
 	wr.Close()
