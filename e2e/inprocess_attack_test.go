@@ -158,3 +158,31 @@ while ! test -e go; do :; done; echo PWNED >> "${d%/*}/sh-interp-x"; echo st=$?`
 		t.Errorf("session B planted a symlink in session A's FIFO directory %s: %s", dir, r.stdout)
 	}
 }
+
+// TestMagicLinkWorkingDirectory: a working directory that goes through a
+// magic link (/proc/self/cwd, /proc/thread-self/cwd) does not lead a jail
+// into the init's view from before its mounts, where a hidden path has no
+// cover.
+func TestMagicLinkWorkingDirectory(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			if err := os.Mkdir(filepath.Join(dir, "secret"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeOwned(t, u, filepath.Join(dir, "secret", "key"), "SECRET-KEY\n")
+			env := append([]string{"WSH_HIDE=" + filepath.Join(dir, "secret")}, jailEnv...)
+			for _, link := range []string{"/proc/self/cwd", "/proc/thread-self/cwd"} {
+				r := runWsh(t, u, dir, env, "cd "+link+" && /bin/cat secret/key; /bin/cat "+link+"/secret/key")
+				if strings.Contains(r.stdout, "SECRET") {
+					t.Errorf("cd %s: the hidden file was read:\n%s%s", link, r.stdout, r.stderr)
+				}
+				// The directory itself is the start directory, and a
+				// command runs in it.
+				if got := mustJail(t, u, dir, nil, "cd "+link+" && /bin/pwd"); got != dir+"\n" {
+					t.Errorf("cd %s && pwd: %q, want %s", link, got, dir)
+				}
+			}
+		})
+	}
+}

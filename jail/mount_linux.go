@@ -241,10 +241,20 @@ func createEmpty(path string) error {
 	return unix.Close(fd)
 }
 
+// chdir enters the target's working directory. The process kept its own
+// from before the mounts; entering the directory again by path lands on
+// the mounts now on it. The path is followed without magic links: a
+// /proc/self/cwd (or /proc/*/root, /proc/*/fd/N, /dev/fd/N) in it would
+// lead back to this process's own view from before the mounts, where no
+// cover is on a hidden path. (wsh passes a resolved path.)
 func chdir(st *setupState) error {
-	// The process kept its working directory from before the writable
-	// binds; entering it again by path lands on the bind.
-	if err := unix.Chdir(st.spec.Dir); err != nil {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, st.spec.Dir, how)
+	if err != nil {
+		return &os.PathError{Op: "chdir", Path: st.spec.Dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchdir(fd); err != nil {
 		return &os.PathError{Op: "chdir", Path: st.spec.Dir, Err: err}
 	}
 	return nil

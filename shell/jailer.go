@@ -290,7 +290,7 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req := j.request(c.hc.Dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	done := j.attachHome(req)
 	j.noticeHome()
 	out := wrap.Run(ctx, req)
@@ -323,6 +323,17 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
 	return interp.ExitStatus(126)
+}
+
+// jailDir is the working directory the jail is to enter: dir as the
+// jail resolves it (symlinks and magic links followed as the kernel would
+// follow them in wsh, /proc/self/cwd to wsh's own), so that the init needs
+// no magic link, which it refuses. One it cannot resolve is left as it is.
+func (j *Jailer) jailDir(dir string) string {
+	if real, _, err := j.policy.realPath(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
