@@ -186,3 +186,28 @@ func TestMagicLinkWorkingDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestLateHiddenPath: a hidden path that does not exist when wsh starts,
+// and that a command or the host makes later, is covered in every jail
+// made after it appeared, and refused in process.
+func TestLateHiddenPath(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			env := append([]string{"WSH_HIDE=" + filepath.Join(dir, "late") + ":" + filepath.Join(dir, "fromhost")}, jailEnv...)
+			// The host makes fromhost/ while wsh sleeps; a command makes
+			// late/.
+			s := startWsh(t, u, dir, env, "echo started; /bin/sleep 1; mkdir late && echo SECRET-A > late/x; "+
+				"/bin/cat late/x fromhost/y; cat < late/x; cat < fromhost/y; echo done")
+			s.waitLine(t, "started")
+			if err := os.Mkdir(filepath.Join(dir, "fromhost"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeOwned(t, u, filepath.Join(dir, "fromhost", "y"), "SECRET-B\n")
+			status, out := s.wait(t, 30*time.Second)
+			if strings.Contains(out, "SECRET") || !strings.HasSuffix(out, "done") || strings.Count(out, "Permission denied") < 4 {
+				t.Errorf("hidden paths made after wsh started: status %d\n%s", status, out)
+			}
+		})
+	}
+}
