@@ -77,6 +77,7 @@ var expectations = []expectation{
 	{"mount_setattr", "mounts", all("EPERM"), all("ok")},
 	{"fspick", "mounts", all("EPERM"), all("ok")},
 	{"open_tree", "mounts", all("EPERM"), all("ok")},
+	{"open_tree_attr", "mounts", all("EPERM"), all("ok")},
 	{"pivot_root", "mounts", all("EPERM"), all("ENOENT")}, // past the privilege check
 	{"chroot", "mounts", all("EPERM"), all("ok")},
 
@@ -108,9 +109,28 @@ var expectations = []expectation{
 	{"fcntl(F_SETSIG, SIGSEGV)", "siginfo", all("EPERM"), all("ok")},
 	{"fcntl(F_SETSIG, SIGIO)", "", all("ok"), all("ok")},
 
+	{"chmod(S_ISUID)", "setid", all("EPERM none"), all("ok S_ISUID")},
+	{"chmod(S_ISGID)", "setid", all("EPERM none"), all("ok S_ISGID")},
+	{"fchmod(S_ISUID)", "setid", all("EPERM none"), all("ok S_ISUID")},
+	{"fchmodat(S_ISUID)", "setid", all("EPERM none"), all("ok S_ISUID")},
+	{"fchmodat2(S_ISUID)", "setid", all("EPERM none"), all("ok S_ISUID")},
+	{"chmod(high bits|S_ISUID)", "setid", all("EPERM none"), all("ok S_ISUID")},
+	{"chmod(0755)", "", all("ok none"), all("ok none")},
+	{"open(O_CREAT, S_ISUID)", "setid", all("EPERM -"), all("ok S_ISUID")},
+	{"openat(O_CREAT, S_ISGID)", "setid", all("EPERM -"), all("ok S_ISGID")},
+	{"creat(S_ISUID)", "setid", all("EPERM -"), all("ok S_ISUID")},
+	{"mknod(S_IFREG|S_ISUID)", "setid", all("EPERM -"), all("ok S_ISUID")},
+	{"mknodat(S_IFREG|S_ISGID)", "setid", all("EPERM -"), all("ok S_ISGID")},
+	{"open(O_TMPFILE, S_ISUID)", "setid", all("EPERM"), all("ok")},
+	{"openat2(O_CREAT, S_ISUID)", "setid", all("ENOSYS -"), all("ok S_ISUID")},
+	{"mkdir(S_ISGID)", "", all("ok"), all("ok")},
+	{"open(O_RDONLY, mode S_ISUID)", "", all("ok"), all("ok")},
+
 	{"ioctl(TIOCSTI)", "tty", all("EPERM"), all("ok")},
 	{"ioctl(TIOCSTI|high bits)", "tty", all("EPERM"), all("ok")}, // CVE-2019-10063
 	{"ioctl(TIOCLINUX)", "tty", all("EPERM"), all("ENOTTY")},
+	{"ioctl(TIOCSETD)", "tty", all("EPERM"), all("ok")},
+	{"ioctl(TIOCEXCL)", "tty", all("EPERM"), all("ok")},
 	{"ioctl(TIOCGWINSZ)", "", all("ok"), all("ok")},
 	{"open(/dev/tty)", "", all("ENXIO"), nil},
 

@@ -8,7 +8,7 @@ import (
 
 // mutationArgs run the probe's seccomp attempts only, with the file handles
 // taken on a tmpfs of the throwaway namespace.
-var mutationArgs = []string{"-tmpfs", "-only", "privs,vsock,io_uring,foreign,namespaces,mounts,keyrings,kernel,siginfo,tty"}
+var mutationArgs = []string{"-tmpfs", "-only", "privs,vsock,io_uring,foreign,namespaces,mounts,keyrings,kernel,siginfo,tty,setid"}
 
 // TestMutationPolicyGroups loads wsh's own seccomp filter (jail.BuildFilter)
 // into the attack probe, in a throwaway `unshare -Urmn` namespace where the

@@ -115,10 +115,44 @@ var Policy = []RuleGroup{
 		}
 		return denyConds(f, "pidfd_send_signal", eperm, nonZero(2))
 	}},
-	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)"}, func(f *seccomp.ScmpFilter) error {
+	{"setid", setidCalls, func(f *seccomp.ScmpFilter) error {
+		// A set-user-ID (or set-group-ID) file left in a writable path
+		// runs with its owner's uid (group) for anyone on the host: as the
+		// jail's root, a setuid-root binary in /tmp. So no call may set
+		// either bit. A chmod cannot tell a directory from a file, so a
+		// setgid directory made with chmod is refused too (mkdir may make
+		// one). The mode is a mode_t: only its bits are compared.
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			for _, c := range []struct {
+				name string
+				arg  uint
+			}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}, {"creat", 1}, {"mknod", 1}, {"mknodat", 2}} {
+				if err := denyMasked(f, c.name, eperm, c.arg, bit, bit); err != nil {
+					return err
+				}
+			}
+			// open and openat use the mode only to create a file.
+			for _, fl := range []uint64{unix.O_CREAT, unix.O_TMPFILE &^ unix.O_DIRECTORY} {
+				if err := denyConds(f, "open", eperm, cond(1, fl, fl), cond(2, bit, bit)); err != nil {
+					return err
+				}
+				if err := denyConds(f, "openat", eperm, cond(2, fl, fl), cond(3, bit, bit)); err != nil {
+					return err
+				}
+			}
+		}
+		// openat2 carries its flags and mode in a struct that a filter
+		// cannot read: ENOSYS, on which its callers fall back to openat.
+		return deny(f, "openat2", enosys)
+	}},
+	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "ioctl(TIOCSETD)", "ioctl(TIOCEXCL)"}, func(f *seccomp.ScmpFilter) error {
 		// The request is an int in the kernel: mask the upper half, or
-		// TIOCSTI with high bits set passes (CVE-2019-10063).
-		for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
+		// TIOCSTI with high bits set passes (CVE-2019-10063). TIOCSTI
+		// types into the caller's terminal; TIOCLINUX does on a console;
+		// TIOCSETD changes the line discipline, and TIOCEXCL makes every
+		// later open of the terminal fail (EBUSY): either leaves the
+		// user's terminal unusable after the command.
+		for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD, unix.TIOCEXCL} {
 			if err := denyMasked(f, "ioctl", eperm, 1, 0xffffffff, req); err != nil {
 				return err
 			}
@@ -127,8 +161,13 @@ var Policy = []RuleGroup{
 	}},
 }
 
+// setidCalls are what the setid group refuses, for people to read.
+var setidCalls = []string{"chmod, fchmod, fchmodat, fchmodat2 with S_ISUID or S_ISGID",
+	"open, openat with O_CREAT or O_TMPFILE and S_ISUID or S_ISGID", "creat, mknod, mknodat with S_ISUID or S_ISGID",
+	"openat2 (ENOSYS)"}
+
 var (
-	mountCalls  = []string{"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
+	mountCalls  = []string{"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr"}
 	kernelCalls = []string{"bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "name_to_handle_at"}
 )
 
@@ -162,11 +201,30 @@ func BuildFilter(skip ...string) (*seccomp.ScmpFilter, error) {
 }
 
 func deny(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction) error {
-	call, err := seccomp.GetSyscallFromName(name)
+	call, err := syscallOf(name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return err
 	}
 	return f.AddRule(call, act)
+}
+
+// newerCalls are the numbers, on this architecture, of calls newer than
+// the libseccomp that wsh may be built with (Debian 12's 2.5.4 knows none
+// past futex_requeue, 456).
+var newerCalls = map[string]uintptr{
+	"open_tree_attr": unix.SYS_OPEN_TREE_ATTR,
+}
+
+// syscallOf is the call named name, by libseccomp's table or newerCalls.
+func syscallOf(name string) (seccomp.ScmpSyscall, error) {
+	call, err := seccomp.GetSyscallFromName(name)
+	if err == nil {
+		return call, nil
+	}
+	if n, ok := newerCalls[name]; ok {
+		return seccomp.ScmpSyscall(n), nil
+	}
+	return 0, fmt.Errorf("%s: %w", name, err)
 }
 
 func denyAll(act seccomp.ScmpAction, names ...string) func(*seccomp.ScmpFilter) error {
@@ -201,9 +259,9 @@ func nonZero(arg uint) condition { return condition{arg, seccomp.CompareNotEqual
 
 // denyConds refuses name when every condition holds.
 func denyConds(f *seccomp.ScmpFilter, name string, act seccomp.ScmpAction, conds ...condition) error {
-	call, err := seccomp.GetSyscallFromName(name)
+	call, err := syscallOf(name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return err
 	}
 	var cs []seccomp.ScmpCondition
 	for _, c := range conds {

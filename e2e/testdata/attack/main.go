@@ -84,6 +84,7 @@ var families = []family{
 	{"siginfo", siginfo},
 	{"tty", tty},
 	{"setuid", setuid},
+	{"setid", setid},
 	{"fs", filesystem},
 	{"net", network},
 	{"pids", pids},

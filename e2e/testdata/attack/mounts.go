@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,6 +48,16 @@ func newMountAPI(r results, dir string) {
 	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	r["open_tree"] = errName(err)
 	closeFD(tree)
+	// open_tree_attr (Linux 6.15): open_tree that also sets the clone's
+	// attributes.
+	attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	d := cstr(dir)
+	fd, res := call(unix.SYS_OPEN_TREE_ATTR, atFDCWD(), ptr(d), unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC, ptr(&attr), unsafe.Sizeof(attr))
+	if res == "ok" {
+		unix.Close(int(fd))
+	}
+	r["open_tree_attr"] = res
+	runtime.KeepAlive(d)
 }
 
 func closeFD(fd int) {

@@ -65,6 +65,10 @@ func ttyChild() {
 	const getShiftState = 6 // TIOCL_GETSHIFTSTATE
 	sub := [2]byte{getShiftState}
 	_, r["ioctl(TIOCLINUX)"] = call(unix.SYS_IOCTL, 0, unix.TIOCLINUX, ptr(&sub))
+	ldisc := int32(0) // N_TTY: the discipline it has
+	_, r["ioctl(TIOCSETD)"] = call(unix.SYS_IOCTL, 0, unix.TIOCSETD, ptr(&ldisc))
+	_, r["ioctl(TIOCEXCL)"] = call(unix.SYS_IOCTL, 0, unix.TIOCEXCL)
+	call(unix.SYS_IOCTL, 0, unix.TIOCNXCL)
 	// The rule must not catch the other requests.
 	var ws unix.Winsize
 	_, r["ioctl(TIOCGWINSZ)"] = call(unix.SYS_IOCTL, 0, unix.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws)))
