@@ -211,3 +211,20 @@ func TestLateHiddenPath(t *testing.T) {
 		})
 	}
 }
+
+// TestTildeUserObeysHide: ~NAME, which the shell expands in its own
+// process from the user database, stays as written when /etc/passwd is
+// hidden; otherwise it is the user's home.
+func TestTildeUserObeysHide(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			if got := mustJail(t, u, dir, nil, "echo ~root"); got != "/root\n" {
+				t.Fatalf("~root, /etc/passwd not hidden: %q", got)
+			}
+			if got := mustJail(t, u, dir, []string{"WSH_HIDE=/etc/passwd"}, "echo ~root ~nobody/x"); got != "~root ~nobody/x\n" {
+				t.Errorf("~root with /etc/passwd hidden: %q, want it as written", got)
+			}
+		})
+	}
+}

@@ -29,7 +29,11 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 	if j.fifoDir != "" {
 		ienv = append(withoutEnv(environ, "TMPDIR"), "TMPDIR="+j.fifoDir)
 	}
-	opts = append([]interp.RunnerOption{interp.Env(expand.ListEnviron(ienv...))}, opts...)
+	var env expand.Environ = expand.ListEnviron(ienv...)
+	if !j.cfg.NoSandbox {
+		env = userDBEnviron{env, j.policy.hiddenName}
+	}
+	opts = append([]interp.RunnerOption{interp.Env(env)}, opts...)
 	r, err := interp.New(append(opts, j.RunnerOptions()...)...)
 	if err != nil {
 		return nil, err
@@ -80,6 +84,26 @@ func makeFifoDir() (jail.PathID, error) {
 		os.Remove(dir)
 	}
 	return id, err
+}
+
+// userDBEnviron is the interpreter's environment, which mvdan.cc/sh also
+// asks for "HOME NAME" to expand ~NAME before it reads the user database
+// itself (os/user, which reads /etc/passwd in wsh's own process). When
+// /etc/passwd is hidden, ~NAME stays as written, as for a user that does
+// not exist.
+type userDBEnviron struct {
+	expand.Environ
+	hidden func(string) bool
+}
+
+// userDB is the file os/user reads (wsh is built with osusergo).
+const userDB = "/etc/passwd"
+
+func (e userDBEnviron) Get(name string) expand.Variable {
+	if user, ok := strings.CutPrefix(name, "HOME "); ok && e.hidden(userDB) {
+		return expand.Variable{Set: true, Kind: expand.String, Str: "~" + user}
+	}
+	return e.Environ.Get(name)
 }
 
 func lookupEnvOK(environ []string, key string) (string, bool) {
