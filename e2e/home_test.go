@@ -498,3 +498,37 @@ func TestHomeStdinFromTheHome(t *testing.T) {
 		})
 	}
 }
+
+// TestStartDirectoryNotWritable: wsh started in the root, a system
+// directory or the home does not make it writable (the home is then the
+// copy-on-write one); the first command says so once. WSH_WRITABLE still
+// can.
+func TestStartDirectoryNotWritable(t *testing.T) {
+	name := "wsh-e2e-startdir-" + uniqueNumber(0)
+	t.Cleanup(func() { os.Remove("/etc/" + name); os.Remove("/" + name) })
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			for _, dir := range []string{"/", "/etc"} {
+				r := runWsh(t, u, dir, append(h.env(), jailEnv...), "touch "+name+"; touch "+name)
+				if r.status == 0 || !strings.Contains(r.stderr, "Read-only file system") ||
+					strings.Count(r.stderr, "wsh: the start directory is not writable in the jail: "+dir+" is a system directory") != 1 {
+					t.Errorf("started in %s: status %d\n%s", dir, r.status, r.stderr)
+				}
+			}
+			f := "startdir-" + uniqueNumber(0)
+			r := runWsh(t, u, h.dir, append(h.env(), jailEnv...), "touch "+f+" && cat "+f)
+			if r.status != 0 || !strings.Contains(r.stderr, h.dir+" is the home directory") {
+				t.Errorf("started in the home: status %d\n%s", r.status, r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(h.dir, f)); err == nil {
+				t.Errorf("started in the home, a file made in it is on the host")
+			}
+			r = runWsh(t, u, h.dir, append(h.env("WSH_WRITABLE="+h.dir), jailEnv...), "touch "+f)
+			defer os.Remove(filepath.Join(h.dir, f))
+			if _, err := os.Lstat(filepath.Join(h.dir, f)); r.status != 0 || err != nil || strings.Contains(r.stderr, "start directory") {
+				t.Errorf("started in the home named in WSH_WRITABLE: status %d, %v\n%s", r.status, err, r.stderr)
+			}
+		})
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,6 +43,10 @@ type Jailer struct {
 	warn     io.Writer
 	state    degrade.State
 	home     jailHome
+	// startNote is said once, with the first command, when the start
+	// directory is not writable.
+	startNote string
+	startOnce sync.Once
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -49,11 +55,15 @@ type Jailer struct {
 // in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
 // when it exists) and cfg.Writable. The one warning goes to warn.
 func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) (*Jailer, error) {
-	w, err := writablePaths(cfg, dir, environ)
+	w, startWhy, err := writableAndWhy(cfg, dir, environ)
 	if err != nil {
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
+	if startWhy != "" && !cfg.NoSandbox {
+		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
+			"; name it in WSH_WRITABLE to write to it"
+	}
 	var plan wrap.HomePlan
 	var why string
 	var failed bool
@@ -104,34 +114,64 @@ func (j *Jailer) compileFilter() error {
 }
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
-	var out []string
+	w, _, err := writableAndWhy(cfg, dir, environ)
+	return w, err
+}
+
+// writableAndWhy returns the writable paths, and, when the start directory
+// is not one of them, why. The start directory, $TMPDIR and /tmp are
+// writable by default; but never the root, a system directory, the home
+// itself (the jail's home is copy-on-write, or read-only), or /root for a
+// user other than root, unless WSH_WRITABLE names it: starting wsh in /etc
+// must not make /etc writable.
+func writableAndWhy(cfg config.Config, dir string, environ []string) (out []string, why string, err error) {
 	add := func(p string) {
-		for _, q := range out {
-			if q == p {
-				return
-			}
+		if !contains(out, p) {
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
-	d, err := config.CheckWritable(dir)
-	if err != nil {
-		return nil, &config.Error{Var: "the working directory", Err: err}
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil || !filepath.IsAbs(d) {
+		if _, cerr := config.CheckWritable(dir); cerr != nil {
+			err = cerr
+		}
+		return nil, "", &config.Error{Var: "the working directory", Err: err}
 	}
-	add(d)
+	home := ""
+	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
+		home, _ = filepath.EvalSymlinks(h)
+	}
+	notByDefault := func(p string) string {
+		switch {
+		case systemDirs[p]:
+			return p + " is a system directory"
+		case p == home:
+			return p + " is the home directory"
+		case p == "/root" && os.Getuid() != 0:
+			return p + " is root's home directory"
+		}
+		return ""
+	}
+	if why = notByDefault(d); why == "" {
+		add(d)
+	}
 	if t, err := config.CheckWritable("/tmp"); err == nil {
 		add(t)
 	}
 	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
 		// TMPDIR is a default, not a request: one that does not exist is
 		// left out, as it is unusable outside the jail too.
-		if r, err := config.CheckWritable(t); err == nil {
+		if r, err := config.CheckWritable(t); err == nil && notByDefault(r) == "" {
 			add(r)
 		}
 	}
 	for _, p := range cfg.Writable {
 		add(p)
 	}
-	return out, nil
+	if contains(out, d) {
+		why = ""
+	}
+	return out, why, nil
 }
 
 // Writable returns the paths that are writable in the jail.
@@ -293,6 +333,9 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	req := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	done := j.attachHome(req)
 	j.noticeHome()
+	if j.startNote != "" {
+		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNote) })
+	}
 	out := wrap.Run(ctx, req)
 	done()
 	if err := ctx.Err(); err != nil {
