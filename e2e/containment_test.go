@@ -413,3 +413,30 @@ func telling(e expectation) bool {
 	}
 	return true
 }
+
+// TestContainmentHostAbstractSocketHostNetwork: with WSH_NETWORK=host the
+// jail shares the host's network namespace, and so its abstract unix
+// sockets; with WSH_UNIX_SOCKETS=allow a command could connect to a host
+// daemon's. Landlock's scope (ABI 6) refuses it (EPERM). The control, in
+// a namespace that shares the host's network, connects.
+func TestContainmentHostAbstractSocketHostNetwork(t *testing.T) {
+	const a = "connect(host abstract unix)"
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			name := "wsh-attack-abstract-" + uniqueNumber(3)
+			l, err := net.Listen("unix", "@"+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			env := []string{"WSH_UNIX_SOCKETS=allow", "WSH_NETWORK=host"}
+			got := attackInJail(t, u, env, nil, "-only", "net", "-abstract", name)[a]
+			if n := acceptedUnix(l); got != "EPERM" || n != 0 {
+				t.Errorf("HOLE: %s from the jail with the host's network: %q, accepted %d; want EPERM", a, got, n)
+			}
+			if ctl := attackUnshared(t, u, "-Urm", nil, "-only", "net", "-abstract", name)[a]; ctl != "ok" {
+				t.Errorf("control: %s: %q, want ok", a, ctl)
+			}
+		})
+	}
+}

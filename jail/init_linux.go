@@ -158,6 +158,7 @@ var steps = []setupStep{
 	{StepDescriptors, cloexecFrom3},
 	{StepCapabilities, dropCapabilities},
 	{StepNoNewPrivs, setNoNewPrivs},
+	{StepLandlock, landlockScopes},
 	{StepSeccomp, loadSeccomp},
 }
 

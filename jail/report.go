@@ -31,6 +31,7 @@ const (
 	StepDescriptors
 	StepCapabilities
 	StepNoNewPrivs
+	StepLandlock
 	StepSeccomp
 	StepExec
 	// The home's keeper's steps (KeeperArg0), reported the same way.
@@ -59,6 +60,7 @@ var stepNames = [stepCount]string{
 	StepDescriptors:  "descriptors",
 	StepCapabilities: "capabilities",
 	StepNoNewPrivs:   "no-new-privs",
+	StepLandlock:     "landlock",
 	StepSeccomp:      "seccomp",
 	StepExec:         "exec",
 	StepKeeperLock:   "keeper-lock",
@@ -76,7 +78,7 @@ func (s Step) ResolvesPath() bool {
 // NeverDenial reports whether a failure of the step, whatever its errno,
 // is no refusal of the jail by the host: the copy-on-write home is a
 // convenience of the jail, and losing it must not switch the jail off.
-func (s Step) NeverDenial() bool { return s == StepHome }
+func (s Step) NeverDenial() bool { return s == StepHome || s == StepLandlock }
 
 // Note says, for a failure of the step with errno, what it means when
 // the errno alone does not say it.
