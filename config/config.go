@@ -88,6 +88,9 @@ type Config struct {
 	Network Network `env:"WSH_NETWORK" envDefault:"none"`
 	// Home is the jail's $HOME: overlay (copy-on-write) or readonly.
 	Home HomeMode `env:"WSH_HOME" envDefault:"overlay"`
+	// Protect adds protected paths to the defaults: absolute paths, or
+	// names (relative paths) matched in every writable path.
+	Protect []string `env:"WSH_PROTECT" envSeparator:":"`
 }
 
 // Variables lists every variable Load reads, with what it accepts.
@@ -99,6 +102,7 @@ var Variables = map[string]string{
 	"WSH_HIDE":            "absolute paths, separated by ':'",
 	"WSH_UNIX_SOCKETS":    "deny, allow",
 	"WSH_HOME":            "overlay, readonly",
+	"WSH_PROTECT":         "absolute paths, or paths relative to each writable path, separated by ':'",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -147,7 +151,7 @@ func checkNames(m map[string]string) error {
 		if !ok {
 			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
 		}
-		if m[k] == "" && k != "WSH_WRITABLE" && k != "WSH_HIDE" {
+		if m[k] == "" && k != "WSH_WRITABLE" && k != "WSH_HIDE" && k != "WSH_PROTECT" {
 			return &Error{k, fmt.Errorf("set but empty; accepted values: %s (or unset it)", accepted)}
 		}
 	}
@@ -199,6 +203,11 @@ func (c *Config) validate() error {
 		}
 		c.Hide[i] = r
 	}
+	for _, p := range c.Protect {
+		if err := CheckProtected(p); err != nil {
+			return &Error{"WSH_PROTECT", err}
+		}
+	}
 	for i, p := range c.Writable {
 		r, err := CheckWritable(p)
 		if err != nil {
@@ -246,4 +255,25 @@ func CheckHidden(p string) (string, error) {
 		return "", fmt.Errorf("%q would hide the whole host", p)
 	}
 	return r, nil
+}
+
+// CheckProtected checks a protected path: absolute, or a relative path of
+// names (no "..", no empty or "." component) to match in every writable
+// path.
+func CheckProtected(p string) error {
+	if p == "" {
+		return errors.New("an empty path")
+	}
+	if filepath.IsAbs(p) {
+		if filepath.Clean(p) == "/" {
+			return fmt.Errorf("%q would protect the whole host", p)
+		}
+		return nil
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return fmt.Errorf("%q is neither an absolute path nor a path of names (no \"..\", \".\" or empty part)", p)
+		}
+	}
+	return nil
 }

@@ -27,6 +27,7 @@ func TestLoad(t *testing.T) {
 		{[]string{"WSH_UNIX_SOCKETS=allow"}, Config{Network: NetworkNone, UnixSockets: UnixAllow, Home: HomeOverlay}},
 		{[]string{"WSH_NETWORK=host"}, Config{Network: NetworkHost, UnixSockets: UnixDeny, Home: HomeOverlay}},
 		{[]string{"WSH_HOME=readonly"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeReadonly}},
+		{[]string{"WSH_PROTECT=.env:/etc/x:a/b"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Protect: []string{".env", "/etc/x", "a/b"}}},
 		{[]string{"WSH_HOME=overlay"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
 		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
 		{[]string{"WSH_WRITABLE=" + dir + ":" + link}, Config{Writable: []string{dir, dir}, Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay}},
@@ -72,6 +73,9 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_HOME=rw", "WSH_HOME", `"rw" is not a home mode; accepted values: overlay, readonly`},
 		{"WSH_HOME=Overlay", "WSH_HOME", "overlay, readonly"},
 		{"WSH_HOME=", "WSH_HOME", "set but empty; accepted values: overlay, readonly"},
+		{"WSH_PROTECT=../x", "WSH_PROTECT", "neither an absolute path nor a path of names"},
+		{"WSH_PROTECT=a//b", "WSH_PROTECT", "neither an absolute path"},
+		{"WSH_PROTECT=/", "WSH_PROTECT", "whole host"},
 	}
 	for _, tt := range tests {
 		_, err := Load([]string{tt.env})

@@ -32,7 +32,9 @@ func TestWritablePathCannotBeRedirected(t *testing.T) {
 			script := `sh -c 'mv ` + top + `/r ` + top + `/r.old && ln -s ` + outside + ` ` + top + `/r'
 sh -c 'echo PWNED > ` + proj + `/PWNED; grep Seccomp: /proc/self/status'
 echo PWNED > ` + proj + `/PWNED2`
-			r := runWsh(t, u, proj, nil, script)
+			// HOME elsewhere: the start directory is then a writable path of
+			// its own (the home is never writable by default).
+			r := runWsh(t, u, proj, []string{"HOME=/nonexistent"}, script)
 			for _, f := range []string{"PWNED", "PWNED2"} {
 				if _, err := os.Stat(filepath.Join(outside, "proj", f)); err == nil {
 					t.Errorf("%s was written outside every writable path:\n%s%s", f, r.stdout, r.stderr)

@@ -148,6 +148,7 @@ var steps = []setupStep{
 	{StepRun, coverRun},
 	{StepHome, mountHome},
 	{StepWritable, placeWritable},
+	{StepProtect, protect},
 	{StepHide, hide},
 	{StepProc, mountProc},
 	{StepSys, mountSys},

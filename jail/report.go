@@ -21,6 +21,7 @@ const (
 	StepRun
 	StepHome
 	StepWritable
+	StepProtect
 	StepHide
 	StepProc
 	StepSys
@@ -50,6 +51,7 @@ var stepNames = [stepCount]string{
 	StepRun:          "run",
 	StepHome:         "home",
 	StepWritable:     "writable",
+	StepProtect:      "protect",
 	StepHide:         "hide",
 	StepProc:         "proc",
 	StepSys:          "sys",
@@ -72,7 +74,7 @@ var stepNames = [stepCount]string{
 // writable or hidden path, the working directory), where EACCES is that
 // path's permission rather than the host refusing the jail.
 func (s Step) ResolvesPath() bool {
-	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir || s == StepHome
+	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir || s == StepHome || s == StepProtect
 }
 
 // NeverDenial reports whether a failure of the step, whatever its errno,

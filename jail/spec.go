@@ -33,6 +33,12 @@ type Spec struct {
 	// are the host's mounts beneath it, bound again (read-only) on top.
 	Home       PathID
 	HomeMounts []string
+	// Pins are directories beneath the writable paths that are bound onto
+	// themselves, so that none can be renamed or removed (a mount point
+	// cannot): the ancestors of the protected paths. Protect are the
+	// protected paths that exist, bound read-only onto themselves.
+	Pins    []PathID
+	Protect []PathID
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
 	AllowUnix bool
@@ -66,7 +72,7 @@ const (
 )
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x03"
+const specMagic = "wsh-spec\x04"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -90,6 +96,8 @@ func (s *Spec) Encode() ([]byte, error) {
 	e.id(s.ShmDir)
 	e.id(s.Home)
 	e.strs(s.HomeMounts)
+	e.ids(s.Pins)
+	e.ids(s.Protect)
 	e.bytes(s.Filter)
 	e.str(s.Dir)
 	e.str(s.Path)
@@ -132,6 +140,8 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.ShmDir = d.id()
 	s.Home = d.id()
 	s.HomeMounts = d.strs()
+	s.Pins = d.ids()
+	s.Protect = d.ids()
 	s.Filter = d.bytes()
 	s.Dir = d.str()
 	s.Path = d.str()

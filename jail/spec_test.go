@@ -15,6 +15,8 @@ func fullSpec() *Spec {
 		ShmDir:      PathID{"/dev/shm/wsh-1", 7, 8},
 		Home:        PathID{"/home/u", 9, 10},
 		HomeMounts:  []string{"/home/u/mnt", "/home/u/data disk"},
+		Pins:        []PathID{{"/work/dir with space/.git", 11, 12}},
+		Protect:     []PathID{{"/work/dir with space/.git/config", 13, 14}},
 		Filter:      bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 40),
 		AllowUnix:   true,
 		HostNetwork: true,
@@ -57,7 +59,7 @@ func TestSpecRefusesMalformed(t *testing.T) {
 	bad := map[string][]byte{
 		"a trailing byte": append(append([]byte(nil), b...), 0),
 		"an unknown flag": func() []byte { c := bytes.Clone(b); c[len(specMagic)] |= 4; return c }(),
-		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 2; return c }(),
+		"another version": func() []byte { c := bytes.Clone(b); c[len(specMagic)-1] = 3; return c }(),
 		"a huge count": func() []byte {
 			c := []byte(specMagic + "\x00")
 			return binary.LittleEndian.AppendUint32(c, 1<<31)

@@ -43,6 +43,8 @@ type Jailer struct {
 	warn     io.Writer
 	state    degrade.State
 	home     jailHome
+	// protector says which paths beneath the writable ones are read-only.
+	protector *protector
 	// startNote is said once, with the first command, when the start
 	// directory is not writable.
 	startNote string
@@ -60,6 +62,13 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
+	projects := append([]string(nil), cfg.Writable...)
+	if startWhy == "" {
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			projects = append(projects, d) // the start directory
+		}
+	}
+	j.protector = newProtector(w, projects, cfg.Protect)
 	if startWhy != "" && !cfg.NoSandbox {
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
@@ -84,6 +93,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err
 	}
+	j.policy.protector = j.protector
 	if !cfg.NoSandbox {
 		wrap.PrepareSelfCopy()
 		id, err := makeFifoDir()
@@ -168,8 +178,10 @@ func writableAndWhy(cfg config.Config, dir string, environ []string) (out []stri
 	for _, p := range cfg.Writable {
 		add(p)
 	}
-	if contains(out, d) {
-		why = ""
+	for _, w := range out {
+		if under(d, w) {
+			why = "" // writable all the same (it lies in /tmp, say)
+		}
 	}
 	return out, why, nil
 }
@@ -252,8 +264,9 @@ func (c *command) name() string {
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
 func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
+	prot := j.protector.protection(dir)
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,

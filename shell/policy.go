@@ -27,9 +27,10 @@ import (
 // meanwhile: the handlers open what the path leads to (O_PATH where nothing
 // is read), check that descriptor, and use it.
 type policy struct {
-	writable []jail.PathID
-	hidden   []jail.PathID // Dev and Ino 0 where the path did not exist
-	home     *homeView     // the copy-on-write home, or nil
+	writable  []jail.PathID
+	hidden    []jail.PathID // Dev and Ino 0 where the path did not exist
+	home      *homeView     // the copy-on-write home, or nil
+	protector *protector    // the protected paths beneath the writable ones
 }
 
 // newPolicy records the identity of each writable path and of each hidden
@@ -195,7 +196,7 @@ func (p *policy) fdWritable(fd int) bool {
 	if p.home.owns(fdDev(fd)) {
 		return true // the copy-on-write home is writable in the jail
 	}
-	return p.inWritable(real)
+	return p.inWritable(real) && !p.protector.protected(real)
 }
 
 func fdDev(fd int) uint64 {

@@ -24,6 +24,9 @@ func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, e
 		}
 		var f *os.File
 		if root, ok := p.rootOf(real); ok {
+			if p.protector.protected(real) {
+				return nil, syscall.EROFS // read-only in the jail
+			}
 			f, err = p.openBeneath(root, real, flag, perm)
 		} else if rel, ok := p.home.rel(real); ok {
 			// The copy-on-write home is writable in the jail: so it is

@@ -1,0 +1,47 @@
+package jail
+
+import (
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// protect makes the protected paths beneath the writable paths read-only:
+// what a command writes there (a git hook, core.fsmonitor in .git/config,
+// .vscode/tasks.json) would run on the host later, unsandboxed. First each
+// directory between a writable path and a protected path is bound onto
+// itself (a pin): a mount point cannot be renamed or removed, so no
+// command can move .git away and put a .git of its own in its place. Then
+// each protected path that exists is bound onto itself read-only. A
+// protected path that is missing has an empty directory made in its place
+// by wsh (see shell), which is protected as any other.
+func protect(st *setupState) error {
+	pins := append([]PathID(nil), st.spec.Pins...)
+	sort.SliceStable(pins, func(a, b int) bool { return strings.Count(pins[a].Path, "/") < strings.Count(pins[b].Path, "/") })
+	for _, id := range pins {
+		fd, err := cloneTree(id, unix.AT_RECURSIVE)
+		if err != nil {
+			return err
+		}
+		if err := st.placeMount(fd, id); err != nil {
+			return err
+		}
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	for _, id := range st.spec.Protect {
+		fd, err := cloneTree(id, unix.AT_RECURSIVE)
+		if err != nil {
+			return err
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ro); err != nil {
+			unix.Close(fd)
+			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
+		}
+		if err := st.placeMount(fd, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
