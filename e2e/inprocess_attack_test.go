@@ -173,7 +173,8 @@ func TestMagicLinkWorkingDirectory(t *testing.T) {
 			writeOwned(t, u, filepath.Join(dir, "secret", "key"), "SECRET-KEY\n")
 			env := append([]string{"WSH_HIDE=" + filepath.Join(dir, "secret")}, jailEnv...)
 			for _, link := range []string{"/proc/self/cwd", "/proc/thread-self/cwd"} {
-				r := runWsh(t, u, dir, env, "cd "+link+" && /bin/cat secret/key; /bin/cat "+link+"/secret/key")
+				r := runWsh(t, u, dir, env, "cd "+link+" && /bin/cat secret/key; /bin/cat "+link+"/secret/key; "+
+					"read x < "+link+"/secret/key; echo \"in process: $x\"; cd "+link+" && read y < secret/key; echo \"in process: $y\"")
 				if strings.Contains(r.stdout, "SECRET") {
 					t.Errorf("cd %s: the hidden file was read:\n%s%s", link, r.stdout, r.stderr)
 				}
