@@ -229,3 +229,41 @@ func TestTildeUserObeysHide(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenParentCannotMove: a hidden file's directory cannot be moved
+// away by a command (it is pinned: EBUSY), whether the file existed when
+// wsh started or a command made it later, and a hidden path that a
+// symlink leads through is hidden where it leads, in the jail and in
+// process.
+func TestHiddenParentCannotMove(t *testing.T) {
+	cases := []struct {
+		name, hide, script string
+		busy               bool
+	}{
+		{"existed", "cfg/secret", `mv cfg cfg2; /bin/cat cfg2/secret; read x < cfg2/secret; echo "$x"`, true},
+		{"made later", "sub/secret", `mkdir sub; sh -c 'echo LATE-SECRET > sub/secret'; mv sub sub2; /bin/cat sub2/secret; read x < sub2/secret; echo "$x"`, true},
+		{"through a symlink", "tool/token", `mkdir real; ln -s real tool; sh -c 'echo TOOL-TOKEN > tool/token'; /bin/cat tool/token real/token; read x < real/token; echo "$x"; read x < tool/token; echo "$x"`, false},
+	}
+	for _, u := range users {
+		for _, c := range cases {
+			t.Run(u.name+"/"+c.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				if err := os.Mkdir(filepath.Join(dir, "cfg"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeOwned(t, u, filepath.Join(dir, "cfg", "secret"), "HOST-SECRET\n")
+				if u.uid >= 0 {
+					os.Chown(filepath.Join(dir, "cfg"), u.uid, u.uid)
+				}
+				env := append([]string{"WSH_HIDE=" + filepath.Join(dir, c.hide)}, jailEnv...)
+				r := runWsh(t, u, dir, env, c.script)
+				if strings.Contains(r.stdout, "SECRET") || strings.Contains(r.stdout, "TOKEN") {
+					t.Errorf("the hidden file was read:\n%s%s", r.stdout, r.stderr)
+				}
+				if c.busy && !strings.Contains(r.stderr, "Device or resource busy") {
+					t.Errorf("moving the hidden file's directory was not refused:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}

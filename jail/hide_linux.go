@@ -13,25 +13,29 @@ import (
 // hide puts an empty, read-only, mode-000 tmpfs over each hidden directory
 // and an empty mode-000 file of it over each hidden file, so nothing in the
 // jail can read them (EACCES). What is covered is what the jail shows at
-// the hidden path now (findHidden).
+// the hidden path now (findHidden). First every directory above a covered
+// path, up to the mount it lies in, is bound onto itself (pinned): a mount
+// point cannot be renamed, so no command can move a hidden path's parent
+// away, with the hidden file in it, and read it where it went.
 func hide(st *setupState) error {
-	var found []PathID
+	var found []string
+	var ids []PathID
 	var isDir []bool
 	for _, id := range st.spec.Hidden {
-		fst, ok, err := st.findHidden(id)
+		where, fst, ok, err := st.findHidden(id)
 		if err != nil {
 			return err
 		}
-		if ok {
-			id.Dev, id.Ino = fst.Dev, fst.Ino
-			found = append(found, id)
+		if ok && !contains(found, where) {
+			found = append(found, where)
+			ids = append(ids, PathID{Path: where, Dev: fst.Dev, Ino: fst.Ino})
 			isDir = append(isDir, fst.Mode&unix.S_IFMT == unix.S_IFDIR)
 		}
 	}
 	var dirs, files []PathID
-	for i, id := range found {
+	for i, id := range ids {
 		switch {
-		case beneathOther(id, found):
+		case beneathOther(id, ids):
 			// covered already
 		case isDir[i]:
 			dirs = append(dirs, id)
@@ -42,11 +46,25 @@ func hide(st *setupState) error {
 	if len(dirs)+len(files) == 0 {
 		return nil
 	}
+	for _, id := range append(append([]PathID(nil), dirs...), files...) {
+		if err := st.pinAncestors(id.Path); err != nil {
+			return err
+		}
+	}
 	return st.coverAll(dirs, files)
 }
 
-// findHidden finds what the jail shows at a hidden path, following no
-// symlink:
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// findHidden finds what the jail shows at a hidden path, and where (its
+// path, resolved: where the cover goes):
 //
 //   - in the copy-on-write home: whatever the home shows there, whoever made
 //     it (a path of the home has no identity on the host to check);
@@ -55,32 +73,55 @@ func hide(st *setupState) error {
 //   - otherwise the file wsh recorded, checked by identity: one replaced
 //     since fails the jail (ESTALE), never uncovered.
 //
-// A path that is not there now is nothing to cover if it never was, or if
-// the copy-on-write home is what the jail shows above it (a command of
-// this user removed it from the home: the host's file is out of view). A
-// path that existed and is gone from a host directory was moved away: the
-// jail fails rather than leave it uncovered where it went.
-func (st *setupState) findHidden(id PathID) (fst unix.Stat_t, ok bool, err error) {
+// A path of the first two kinds that leads through a symlink (a command
+// made ~/.tool a symlink to ~/realtool) is covered where it leads. A path
+// that is not there now is nothing to cover if it never was, or if the
+// copy-on-write home is what the jail shows above it (a command of this
+// user removed it from the home: the host's file is out of view). A path
+// that existed and is gone from a host directory was moved away: the jail
+// fails rather than leave it uncovered where it went.
+func (st *setupState) findHidden(id PathID) (where string, fst unix.Stat_t, ok bool, err error) {
 	noID := id.Dev == 0 && id.Ino == 0
 	fd, err := openNoSymlinks(id.Path)
+	where = id.Path
+	if errors.Is(err, unix.ELOOP) && (noID || st.shownFromHome(filepath.Dir(id.Path))) {
+		fd, where, err = openFollowing(id.Path)
+		noID = true // what it leads to has no identity recorded
+	}
 	if err == nil {
 		err = unix.Fstat(fd, &fst)
 		unix.Close(fd)
 		switch {
 		case err != nil:
-			return fst, false, &os.PathError{Op: "fstat", Path: id.Path, Err: err}
+			return where, fst, false, &os.PathError{Op: "fstat", Path: id.Path, Err: err}
 		case st.homeDev != 0 && fst.Dev == st.homeDev, noID, id.Same(&fst):
-			return fst, true, nil
+			return where, fst, true, nil
 		}
-		return fst, false, &os.PathError{Op: "verify (it changed since wsh started)", Path: id.Path, Err: unix.ESTALE}
+		return where, fst, false, &os.PathError{Op: "verify (it changed since wsh started)", Path: id.Path, Err: unix.ESTALE}
 	}
 	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
-		return fst, false, err
+		return where, fst, false, err
 	}
 	if noID || st.shownFromHome(filepath.Dir(id.Path)) {
-		return fst, false, nil
+		return where, fst, false, nil
 	}
-	return fst, false, err
+	return where, fst, false, err
+}
+
+// openFollowing opens path following its symlinks (not magic links) and
+// returns it with the path it leads to in the jail's view.
+func openFollowing(path string) (int, string, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
+	if err != nil {
+		return -1, path, &os.PathError{Op: "openat2", Path: path, Err: err}
+	}
+	where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(where) || strings.HasSuffix(where, " (deleted)") {
+		unix.Close(fd)
+		return -1, path, &os.PathError{Op: "readlink", Path: path, Err: unix.ELOOP}
+	}
+	return fd, where, nil
 }
 
 // shownFromHome reports whether the nearest directory of path (or above it)
@@ -102,6 +143,72 @@ func (st *setupState) shownFromHome(dir string) bool {
 	}
 }
 
+// pinAncestors binds each directory above path onto itself, from the top
+// down, up to the root of the mount it lies in, where that mount is
+// writable: a directory of a read-only mount cannot be renamed anyway, and
+// a mount point cannot at all.
+func (st *setupState) pinAncestors(path string) error {
+	var up []string
+	for d := filepath.Dir(path); d != "/"; d = filepath.Dir(d) {
+		fd, err := openNoSymlinks(d)
+		if err != nil {
+			return err
+		}
+		root, ro, err := mountRootOrReadOnly(fd)
+		unix.Close(fd)
+		if err != nil {
+			return &os.PathError{Op: "statx", Path: d, Err: err}
+		}
+		if root || ro {
+			break
+		}
+		up = append(up, d)
+	}
+	for i := len(up) - 1; i >= 0; i-- {
+		if contains(st.pinned, up[i]) {
+			continue
+		}
+		if err := pinDir(up[i]); err != nil {
+			return err
+		}
+		st.pinned = append(st.pinned, up[i])
+	}
+	return nil
+}
+
+// mountRootOrReadOnly reports whether fd is the root of a mount, and
+// whether its mount is read-only.
+func mountRootOrReadOnly(fd int) (root, ro bool, err error) {
+	var stx unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS, &stx); err != nil {
+		return false, false, err
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		return false, false, err
+	}
+	return stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0, sfs.Flags&unix.ST_RDONLY != 0, nil
+}
+
+// pinDir binds the directory at path (following no symlink) onto itself,
+// with the mounts beneath it.
+func pinDir(path string) error {
+	fd, err := openNoSymlinks(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	clone, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return &os.PathError{Op: "open_tree", Path: path, Err: err}
+	}
+	defer unix.Close(clone)
+	if err := unix.MoveMount(clone, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount", Path: path, Err: err}
+	}
+	return nil
+}
+
 // beneathOther reports whether id lies beneath another of the paths.
 func beneathOther(id PathID, all []PathID) bool {
 	for _, o := range all {
@@ -113,7 +220,9 @@ func beneathOther(id PathID, all []PathID) bool {
 }
 
 // coverAll makes one tmpfs holding one empty file, clones it (or the file)
-// once per path, makes it unreadable, and moves the clones into place.
+// once per path, makes it unreadable, and moves the clones into place:
+// onto each path opened again (past the pins now above it) without
+// symlinks and checked to be what findHidden found.
 func (st *setupState) coverAll(dirs, files []PathID) error {
 	mfd, err := emptyTmpfs()
 	if err != nil {

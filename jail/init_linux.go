@@ -133,10 +133,11 @@ type setupStep struct {
 
 type setupState struct {
 	spec     *Spec
-	writable []int  // detached clones of the writable paths, in spec order
-	devices  []int  // detached clones of the device nodes, in devNodes order
-	shm      int    // detached clone of spec.ShmDir, or -1
-	homeDev  uint64 // the device of the copy-on-write home, once mounted
+	writable []int    // detached clones of the writable paths, in spec order
+	devices  []int    // detached clones of the device nodes, in devNodes order
+	shm      int      // detached clone of spec.ShmDir, or -1
+	homeDev  uint64   // the device of the copy-on-write home, once mounted
+	pinned   []string // directories bound onto themselves (pinAncestors)
 }
 
 // steps is the one list that defines the order of the setup.

@@ -32,9 +32,18 @@ func (p *policy) hiddenName(path string) bool {
 	return true
 }
 
+// nameHidden reports whether real, a resolved path, is or lies beneath a
+// hidden path, as written or as it resolves now: a hidden path whose
+// parent a command made a symlink (~/.tool to ~/realtool) hides where it
+// leads, as the jail covers it there.
 func (p *policy) nameHidden(real string) bool {
 	for _, h := range p.hidden {
 		if under(real, h.Path) {
+			return true
+		}
+	}
+	for _, h := range p.hidden {
+		if r, _, err := p.realPath(h.Path); err == nil && r != h.Path && under(real, r) {
 			return true
 		}
 	}
