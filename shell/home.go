@@ -40,10 +40,7 @@ func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return plan, "HOME (" + home + ") is not a directory", false
 	}
-	plan.Home, plan.State = real, stateDir(environ, real)
-	if r, err := filepath.EvalSymlinks(plan.State); err == nil {
-		plan.State = r
-	}
+	plan.Home, plan.State = real, resolveExisting(stateDir(environ, real))
 	switch {
 	case systemDirs[real]:
 		return plan, "HOME is " + real + ", a system directory", false
@@ -55,13 +52,8 @@ func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan
 			return plan, "the home is writable: it lies in the writable path " + w, false
 		}
 	}
-	for _, w := range writable {
-		// Commands could change the layers (and the keeper's locks)
-		// there directly, on the host.
-		if under(plan.State, w) || under(w, plan.State) {
-			return plan, "wsh's state directory " + plan.State + " lies in the writable path " + w +
-				", where commands could change it: set XDG_STATE_HOME to a directory outside the writable paths", true
-		}
+	if why := stateInWritable(plan.State, writable); why != "" {
+		return plan, why, true
 	}
 	if m := mountBeneath(real); m != "" && os.Getuid() != 0 {
 		return plan, "a file system is mounted beneath the home (" + m + "): the kernel does not let a user " +
@@ -81,14 +73,48 @@ func mountBeneath(dir string) string {
 	return ""
 }
 
-// makeState makes the plan's state directory and resolves its path.
-func makeState(plan wrap.HomePlan) (wrap.HomePlan, error) {
+// stateInWritable says why the state directory cannot be used when it
+// lies in a writable path or holds one, else "": commands could change
+// the layers (and the keeper's locks) there directly, on the host.
+func stateInWritable(state string, writable []string) string {
+	for _, w := range writable {
+		if under(state, w) || under(w, state) {
+			return "wsh's state directory " + state + " lies in the writable path " + w +
+				", where commands could change it: set XDG_STATE_HOME to a directory outside the writable paths"
+		}
+	}
+	return ""
+}
+
+// resolveExisting resolves the symlinks of p's deepest existing ancestor
+// (p itself when it exists) and joins the rest: a state directory still to
+// be made, beneath a symlink to a writable path, is in that path.
+func resolveExisting(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// makeState makes the plan's state directory and resolves its path; a
+// path that resolves into a writable path once made (a symlink changed
+// since planHome) is refused.
+func makeState(plan wrap.HomePlan, writable []string) (wrap.HomePlan, error) {
 	if err := os.MkdirAll(plan.State, 0o700); err != nil {
 		return plan, fmt.Errorf("wsh's state directory: %w", err)
 	}
 	r, err := filepath.EvalSymlinks(plan.State)
 	if err != nil {
 		return plan, fmt.Errorf("wsh's state directory: %w", err)
+	}
+	if why := stateInWritable(r, writable); why != "" {
+		return plan, errors.New(why)
 	}
 	plan.State = r
 	return plan, nil
@@ -115,7 +141,7 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan wrap.HomePl
 	}
 	plan, why, _ = planHome(cfg, environ, w)
 	if why == "" {
-		if p, err := makeState(plan); err != nil {
+		if p, err := makeState(plan, w); err != nil {
 			why = err.Error()
 		} else {
 			plan = p
@@ -201,13 +227,23 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
-// existingState is the plan's state directory when it exists, else "".
-func existingState(plan wrap.HomePlan) string {
-	if plan.State == "" {
-		return ""
+// existingStates lists the plan's state directory and the default one in
+// the home (~/.local/state/wsh, the layers of runs without this
+// XDG_STATE_HOME), those that exist.
+func existingStates(plan wrap.HomePlan) []string {
+	candidates := []string{plan.State}
+	if plan.Home != "" {
+		candidates = append(candidates, stateDir(nil, plan.Home))
 	}
-	if _, err := os.Lstat(plan.State); errors.Is(err, fs.ErrNotExist) {
-		return ""
+	var out []string
+	for _, s := range candidates {
+		if s == "" || contains(out, s) {
+			continue
+		}
+		if _, err := os.Lstat(s); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		out = append(out, s)
 	}
-	return plan.State
+	return out
 }

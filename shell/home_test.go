@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"wsh/config"
+	"wsh/wrap"
 )
 
 // TestPlanHome: which homes get a copy-on-write home, and what is said
@@ -22,6 +23,8 @@ func TestPlanHome(t *testing.T) {
 	os.Symlink(home, link)
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o644)
+	os.MkdirAll(filepath.Join(base, "w"), 0o755)
+	os.Symlink(filepath.Join(base, "w"), filepath.Join(base, "towritable"))
 	overlay := config.Config{Home: config.HomeOverlay}
 	tests := []struct {
 		name     string
@@ -47,6 +50,7 @@ func TestPlanHome(t *testing.T) {
 		{"the root", overlay, []string{"HOME=/"}, nil, "/", "/.local/state/wsh", "system directory"},
 		{"/etc", overlay, []string{"HOME=/etc"}, nil, "/etc", "/etc/.local/state/wsh", "system directory"},
 		{"the state directory in a writable path", overlay, []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/w/st"}, []string{base + "/w"}, home, base + "/w/st/wsh", "lies in the writable path " + base + "/w"},
+		{"the state directory, still to be made, beneath a symlink into a writable path", overlay, []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/towritable/st"}, []string{base + "/w"}, home, base + "/w/st/wsh", "lies in the writable path " + base + "/w"},
 		{"a writable path in the state directory", overlay, []string{"HOME=" + home}, []string{home + "/.local/state/wsh/x"}, home, home + "/.local/state/wsh", "state directory"},
 	}
 	for _, tt := range tests {
@@ -62,6 +66,59 @@ func TestPlanHome(t *testing.T) {
 	}
 }
 
+// TestMakeStateRechecks: a state directory that resolves into a writable
+// path once made (its parent made a symlink after planHome) is refused.
+func TestMakeStateRechecks(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := filepath.Join(base, "w")
+	os.MkdirAll(w, 0o755)
+	home := filepath.Join(base, "home")
+	os.MkdirAll(home, 0o755)
+	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/st"}
+	plan, why, _ := planHome(config.Config{}, env, []string{w})
+	if why != "" {
+		t.Fatalf("planHome: %s", why)
+	}
+	if err := os.Symlink(w, filepath.Join(base, "st")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := makeState(plan, []string{w}); err == nil || !strings.Contains(err.Error(), "lies in the writable path "+w) {
+		t.Errorf("makeState through a new symlink into %s: %v, want refused", w, err)
+	}
+	os.Remove(filepath.Join(base, "st"))
+	got, err := makeState(plan, []string{w})
+	if err != nil || got.State != base+"/st/wsh" {
+		t.Errorf("makeState = %q, %v, want %s/st/wsh", got.State, err, base)
+	}
+}
+
+// TestExistingStates: the jail hides the state directory in use and the
+// default one in the home, once they exist.
+func TestExistingStates(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	def := filepath.Join(home, ".local", "state", "wsh")
+	other := filepath.Join(base, "st", "wsh")
+	plan := wrapPlan(home, other)
+	if got := existingStates(plan); len(got) != 0 {
+		t.Errorf("none made: %q", got)
+	}
+	os.MkdirAll(def, 0o700)
+	os.MkdirAll(other, 0o700)
+	if got := existingStates(plan); strings.Join(got, " ") != other+" "+def {
+		t.Errorf("both made: %q, want %q and %q", got, other, def)
+	}
+	if got := existingStates(wrapPlan(home, def)); strings.Join(got, " ") != def {
+		t.Errorf("the default in use: %q, want only %q", got, def)
+	}
+}
+
 func TestUnescapeMountinfo(t *testing.T) {
 	for in, want := range map[string]string{
 		`/home/u/data\040disk`: "/home/u/data disk",
@@ -73,4 +130,8 @@ func TestUnescapeMountinfo(t *testing.T) {
 			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func wrapPlan(home, state string) wrap.HomePlan {
+	return wrap.HomePlan{Home: home, State: state}
 }

@@ -82,13 +82,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		// hidden from every jail and from the shell itself.
 		plan, why, failed = planHome(cfg, environ, w)
 		if why == "" {
-			if plan, err = makeState(plan); err != nil {
+			if plan, err = makeState(plan, w); err != nil {
 				why, failed = err.Error(), true
 			}
 		}
-		if s := existingState(plan); s != "" {
-			hidden = append(append([]string(nil), hidden...), s)
-		}
+		hidden = append(append([]string(nil), hidden...), existingStates(plan)...)
 	}
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err
