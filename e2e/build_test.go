@@ -66,3 +66,16 @@ func writeOwned(t *testing.T, u user, path, content string) {
 		}
 	}
 }
+
+// mkdirOwned makes a directory that u owns.
+func mkdirOwned(t *testing.T, u user, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if u.uid >= 0 {
+		if err := os.Chown(path, u.uid, u.uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

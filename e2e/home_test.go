@@ -532,3 +532,31 @@ func TestStartDirectoryNotWritable(t *testing.T) {
 		})
 	}
 }
+
+// TestHomeBrokenByAnotherRun: a run whose jails replaced, in the shared
+// copy-on-write home, a directory that another run makes writable (here
+// with a file) fails that run's home, not its jail: its commands run,
+// with the host's home read-only and the writable path the host's own,
+// and the first says why.
+func TestHomeBrokenByAnotherRun(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			name := "data-" + uniqueNumber(0)
+			data := filepath.Join(h.dir, name)
+			mkdirOwned(t, u, data)
+			writeOwned(t, u, filepath.Join(data, "f"), "host\n")
+			h.jailIn(t, workDir(t, u), "rm -r ~/"+name+" && echo replaced > ~/"+name)
+			env := append(h.env("WSH_WRITABLE="+data), jailEnv...)
+			r := runWsh(t, u, h.proj, env, "/bin/cat ~/"+name+"/f && /bin/touch ~/"+name+"/g && echo wrote; /bin/touch ~/other-"+name+" || echo refused")
+			if r.status != 0 || r.stdout != "host\nwrote\nrefused\n" ||
+				!strings.Contains(r.stderr, "wsh: the jail's home is read-only: jail: home: not a directory") ||
+				!strings.Contains(r.stderr, "wsh home reset clears") {
+				t.Errorf("a writable path the home shows as a file: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(data, "g")); err != nil {
+				t.Errorf("the write to the writable path did not reach the host: %v", err)
+			}
+		})
+	}
+}

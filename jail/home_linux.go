@@ -84,6 +84,24 @@ func (st *setupState) openPlace(id PathID, create, dir bool) (int, error) {
 	if !st.inHome(id.Path) {
 		return id.Open()
 	}
+	fd, err := st.openPlaceInHome(id, create, dir)
+	if err != nil {
+		// What a command did to its home (a file where a writable path
+		// goes) fails the home, not the jail: later jails go on without
+		// it, and see the host's home, read-only.
+		return -1, &homeError{err}
+	}
+	return fd, nil
+}
+
+// A homeError is a failure of the setup that the copy-on-write home
+// caused, whatever step it came in: it is reported as StepHome.
+type homeError struct{ err error }
+
+func (e *homeError) Error() string { return e.err.Error() }
+func (e *homeError) Unwrap() error { return e.err }
+
+func (st *setupState) openPlaceInHome(id PathID, create, dir bool) (int, error) {
 	fd, err := openNoSymlinks(id.Path)
 	if errors.Is(err, unix.ENOENT) && create {
 		if err := st.makeInHome(id.Path, dir); err != nil {

@@ -170,6 +170,9 @@ func Setup(spec *Spec) (Step, error) {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range steps {
 		if err := s.run(st); err != nil {
+			if he := (*homeError)(nil); errors.As(err, &he) {
+				return StepHome, err
+			}
 			return s.id, err
 		}
 	}

@@ -85,8 +85,12 @@ func (s Step) NeverDenial() bool { return s == StepHome || s == StepLandlock }
 // Note says, for a failure of the step with errno, what it means when
 // the errno alone does not say it.
 func (s Step) Note(errno syscall.Errno) string {
-	if s == StepStdio && errno == ErrStream {
+	switch {
+	case s == StepStdio && errno == ErrStream:
 		return "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"
+	case s == StepHome && (errno == syscall.ENOTDIR || errno == syscall.EISDIR || errno == syscall.ESTALE):
+		return "the home shows something else where a writable path or a host mount goes, as a command of " +
+			"another wsh can leave it; wsh home reset clears what commands wrote to the home"
 	}
 	return ""
 }

@@ -57,13 +57,26 @@ func (j *Jailer) setupHome(plan wrap.HomePlan, why string, failed bool) {
 	}
 	h.mounts = hostMountsBeneath(plan.Home, j.writable)
 	view := newHomeView(plan.Home, conn.Clone, append(append([]string(nil), j.writable...), h.mounts...))
+	var lost error
+	view.lost = func(err error) { lost = err }
 	if _, err := view.acquire(); err != nil {
 		view.close()
 		conn.Release()
+		if lost != nil {
+			err = lost
+		}
 		h.status.Why = err.Error()
 		return
 	}
 	view.release(nil)
+	// A keeper that gives the view no clone later gives none to the
+	// jails either: from then on both see the host's home, read-only,
+	// and the shell says so at once, not with the next command (a script
+	// of the shell's own redirections may have none).
+	view.lost = func(err error) {
+		j.stopHome("from now on: " + err.Error())
+		j.noticeHome()
+	}
 	j.policy.home = view
 	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
 }

@@ -99,14 +99,22 @@ func (p *policy) open(ctx context.Context, name string, flag int, perm os.FileMo
 		}
 		return f, nil
 	}
-	host, rel, inHome, err := p.locate(path, true)
 	var f *os.File
-	switch {
-	case err != nil:
-	case inHome:
-		f, err = p.home.open(rel, flag, perm, true)
-	default:
-		f, err = os.OpenFile(host, flag, perm)
+	var err error
+	for try := 0; try < 2; try++ {
+		var host, rel string
+		var inHome bool
+		host, rel, inHome, err = p.locate(path, true)
+		switch {
+		case err != nil:
+		case inHome:
+			f, err = p.home.open(rel, flag, perm, true)
+		default:
+			f, err = os.OpenFile(host, flag, perm)
+		}
+		if err != errHomeOff {
+			break // else once more, on the host: the home turned off
+		}
 	}
 	if err != nil {
 		return nil, shellError(name, err)
@@ -254,6 +262,14 @@ func (p *policy) statView(path string) (fs.FileInfo, error) {
 
 // openView opens path where the jail finds it (locate).
 func (p *policy) openView(path string, flags int, follow bool) (*os.File, error) {
+	f, err := p.openViewOnce(path, flags, follow)
+	if err == errHomeOff {
+		f, err = p.openViewOnce(path, flags, follow) // now on the host
+	}
+	return f, err
+}
+
+func (p *policy) openViewOnce(path string, flags int, follow bool) (*os.File, error) {
 	host, rel, inHome, err := p.locate(path, follow)
 	switch {
 	case err != nil:

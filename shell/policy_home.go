@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ type homeView struct {
 	path     string   // the host's home, where the jail shows the overlay
 	excluded []string // paths beneath path the jail shows from the host
 	src      func() (wrap.Clone, error)
+	// lost is told, once, why the view could get no clone: the home is
+	// not copy-on-write any more (it is called without mu held).
+	lost func(error)
 
 	mu     sync.Mutex
 	gen    *viewGen
@@ -48,10 +52,18 @@ type viewGen struct {
 	root  int    // O_PATH descriptor of the mount's root
 	dev   uint64 // the overlay's device: the same for every clone of a mount
 	clone wrap.Clone
+	since time.Time // when the view got it
 }
 
 // viewIdle is how long the view keeps a clone after its last use.
 const viewIdle = 20 * time.Millisecond
+
+// viewMaxHold is how long the view keeps one clone while it is used
+// without a pause of viewIdle (a loop of the shell's own tests, waiting
+// for a file): once it is older, the view lets it go as soon as no
+// operation or file uses it, so that the keeper can mount the home anew
+// and the loop sees what the host has changed.
+var viewMaxHold = wrap.KeeperRefresh
 
 // newHomeView makes the view of the home at path, with its clones from
 // src. excluded are the writable paths and the host's mounts beneath the
@@ -66,18 +78,38 @@ func newHomeView(path string, src func() (wrap.Clone, error), excluded []string)
 	return v
 }
 
+// errHomeOff says the view has just turned off: the operation is to be
+// done again, on the host's home, as the jails now see it.
+var errHomeOff = errors.New("the jail's home is not copy-on-write any more")
+
 // acquire returns the clone to use for one operation, getting one from
-// the keeper when the view holds none. Release it after.
+// the keeper when the view holds none. Release it after. When the keeper
+// gives none, the view turns off, says why to lost, and acquire returns
+// errHomeOff.
 func (v *homeView) acquire() (*viewGen, error) {
+	g, err := v.acquireLocked()
+	if errors.Is(err, errHomeOff) && !v.off.Swap(true) && v.lost != nil {
+		v.lost(errors.Unwrap(err))
+	}
+	if err != nil && v.off.Load() {
+		return nil, errHomeOff
+	}
+	return g, err
+}
+
+func (v *homeView) acquireLocked() (*viewGen, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.closed {
 		return nil, unix.EBADF
 	}
 	if v.gen == nil {
+		if v.off.Load() {
+			return nil, errHomeOff // turned off since the caller looked
+		}
 		c, err := v.src()
 		if err != nil {
-			return nil, err
+			return nil, &lostError{err}
 		}
 		fd, err := unix.Openat(int(c.Mount.Fd()), ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		c.Mount.Close()
@@ -91,11 +123,18 @@ func (v *homeView) acquire() (*viewGen, error) {
 			c.Lock.Close()
 			return nil, os.NewSyscallError("the jail's home", err)
 		}
-		v.gen = &viewGen{root: fd, dev: st.Dev, clone: c}
+		v.gen = &viewGen{root: fd, dev: st.Dev, clone: c, since: time.Now()}
 	}
 	v.ops++
 	return v.gen, nil
 }
+
+// A lostError is why the keeper gave the view no clone.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string        { return e.err.Error() }
+func (e *lostError) Unwrap() error        { return e.err }
+func (e *lostError) Is(target error) bool { return target == errHomeOff }
 
 // release ends an operation on g; f, if not nil, is a file opened on g
 // that the interpreter now holds.
@@ -112,6 +151,10 @@ func (v *homeView) release(f *os.File) {
 		}
 		return
 	}
+	if v.ops == 0 && v.gen != nil && time.Since(v.gen.since) >= viewMaxHold && !v.filesOpen() {
+		v.drop()
+		return
+	}
 	if v.timer == nil {
 		v.timer = time.AfterFunc(viewIdle, v.idle)
 	} else {
@@ -124,6 +167,16 @@ func (v *homeView) release(f *os.File) {
 func (v *homeView) idle() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.ops > 0 || v.filesOpen() {
+		v.timer.Reset(viewIdle)
+		return
+	}
+	v.drop()
+}
+
+// filesOpen forgets the files opened on the clone that are closed, and
+// reports whether any is still open.
+func (v *homeView) filesOpen() bool {
 	open := v.files[:0]
 	for _, f := range v.files {
 		if !isClosed(f) {
@@ -131,11 +184,7 @@ func (v *homeView) idle() {
 		}
 	}
 	v.files = open
-	if v.ops > 0 || len(v.files) > 0 {
-		v.timer.Reset(viewIdle)
-		return
-	}
-	v.drop()
+	return len(v.files) > 0
 }
 
 func (v *homeView) drop() {

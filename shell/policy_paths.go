@@ -51,6 +51,15 @@ func stdioFD(path string) (int, bool) {
 // Components the jail shows from the copy-on-write home are looked up
 // there; viaHome reports whether any was.
 func (p *policy) realPath(path string) (real string, viaHome bool, err error) {
+	real, viaHome, err = p.realPathOnce(path)
+	if err == errHomeOff {
+		// The home turned off on the way: resolve again, on the host.
+		real, viaHome, err = p.realPathOnce(path)
+	}
+	return real, viaHome, err
+}
+
+func (p *policy) realPathOnce(path string) (real string, viaHome bool, err error) {
 	todo := strings.Split(path, "/")
 	cur := "/"
 	for links := 0; len(todo) > 0; {

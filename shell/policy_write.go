@@ -35,6 +35,9 @@ func (p *policy) openWrite(path string, flag int, perm os.FileMode) (*os.File, e
 				rel = ""
 			}
 			g, gerr := p.home.acquire()
+			if gerr == errHomeOff {
+				continue // resolve again: the home is the host's now
+			}
 			if gerr != nil {
 				return nil, gerr
 			}

@@ -112,6 +112,13 @@ func (h *Home) Clone() (Clone, error) {
 	if err == nil || errors.Is(err, errKeeperRefused) {
 		return c, err
 	}
+	if errors.Is(err, unix.EAGAIN) {
+		// The keeper did not answer in time: it is stopped or hung, and
+		// holds the keeper lock, so another would not start. Waiting
+		// for it again would hang every command.
+		h.lost = fmt.Errorf("the keeper of the jail's home does not answer: %w", err)
+		return Clone{}, h.lost
+	}
 	// The connection broke: the keeper ended (this process connected just
 	// as it ended, idle) or was killed. Connect again, to a new keeper,
 	// once. A new keeper does not mount while a clone of the old one is
@@ -299,8 +306,10 @@ func (p HomePlan) dial() (int, error) {
 	if err != nil {
 		return -1, os.NewSyscallError("socket", err)
 	}
-	// A keeper that stops answering must not hang every command.
-	tv := unix.Timeval{Sec: 10}
+	// A keeper that stops answering must not hang every command: it
+	// answers in well under a millisecond (a clone of its mount; a new
+	// mount at most every KeeperRefresh).
+	tv := unix.Timeval{Sec: 5}
 	unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name}
 	for {

@@ -395,3 +395,36 @@ func TestHomeReconnect(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestHomeKeeperSilent: a keeper that does not answer in time (stopped,
+// or hung) is not asked again, through a new connection, by this Clone or
+// a later one: the home is lost to the process, whose later commands get
+// a read-only home at once instead of waiting for it each time.
+func TestHomeKeeperSilent(t *testing.T) {
+	p := testPlan(t)
+	h, err := OpenHome(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1]) // the silent keeper's end: open, never answering
+	tv := unix.Timeval{Usec: 100000}
+	if err := unix.SetsockoptTimeval(fds[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(h.conn)
+	h.conn = fds[0]
+	if c, err := h.Clone(); err == nil {
+		c.Close()
+		t.Fatal("Clone from a keeper that does not answer succeeded: it connected again")
+	} else if !errors.Is(err, unix.EAGAIN) {
+		t.Errorf("Clone from a keeper that does not answer: %v, want its timeout", err)
+	}
+	if _, err := h.Clone(); err == nil || err != h.lost {
+		t.Errorf("a second Clone: %v, want the home lost", err)
+	}
+}
