@@ -499,26 +499,55 @@ func TestHomeStdinFromTheHome(t *testing.T) {
 	}
 }
 
-// TestStartDirectoryNotWritable: wsh started in the root, a system
-// directory or the home does not make it writable (the home is then the
-// copy-on-write one); the first command says so once. WSH_WRITABLE still
-// can.
+// TestStartDirectoryNotWritable: wsh started in the root, in or beneath a
+// system directory, in the directory that holds the home, or in the home
+// does not make it writable (the home is then the copy-on-write one); the
+// first command says so once. WSH_WRITABLE still can.
 func TestStartDirectoryNotWritable(t *testing.T) {
 	name := "wsh-e2e-startdir-" + uniqueNumber(0)
-	t.Cleanup(func() { os.Remove("/etc/" + name); os.Remove("/" + name) })
+	// Directories beneath system directories, open to every user: were one
+	// writable in the jail, the nobody user's touch would work too.
+	var sub []string
+	for _, d := range []string{"/etc/" + name + ".d", "/var/lib/" + name, "/usr/local/lib/" + name} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o777)
+		sub = append(sub, d)
+	}
+	t.Cleanup(func() {
+		for _, d := range sub {
+			os.Remove(d + "/" + name)
+			os.Remove(d)
+		}
+		os.Remove("/etc/" + name)
+		os.Remove("/" + name)
+	})
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			h := userHome(t, u)
-			for _, dir := range []string{"/", "/etc"} {
+			for _, dir := range append([]string{"/", "/etc"}, sub...) {
 				r := runWsh(t, u, dir, append(h.env(), jailEnv...), "touch "+name+"; touch "+name)
 				if r.status == 0 || !strings.Contains(r.stderr, "Read-only file system") ||
 					strings.Count(r.stderr, "wsh: the start directory is not writable in the jail: "+dir+" is a system directory") != 1 {
 					t.Errorf("started in %s: status %d\n%s", dir, r.status, r.stderr)
 				}
 			}
+			// The directory that holds the home: the home's rc files would
+			// be writable on the host.
+			parent := filepath.Dir(h.dir)
+			rc := ".wshrc-" + uniqueNumber(0)
+			r := runWsh(t, u, parent, append(h.env(), jailEnv...), "touch "+filepath.Base(h.dir)+"/"+rc)
+			if !strings.Contains(r.stderr, parent+" holds the home directory "+h.dir) {
+				t.Errorf("started in %s, which holds the home: status %d\n%s", parent, r.status, r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(h.dir, rc)); err == nil {
+				os.Remove(filepath.Join(h.dir, rc))
+				t.Errorf("started in %s, a command wrote to the host's home", parent)
+			}
 			f := "startdir-" + uniqueNumber(0)
-			r := runWsh(t, u, h.dir, append(h.env(), jailEnv...), "touch "+f+" && cat "+f)
-			if r.status != 0 || !strings.Contains(r.stderr, h.dir+" is the home directory") {
+			r = runWsh(t, u, h.dir, append(h.env(), jailEnv...), "touch "+f+" && cat "+f)
+			if r.status != 0 || !strings.Contains(r.stderr, "wsh: the start directory is the home: what commands write there goes to the jail's copy-on-write home") {
 				t.Errorf("started in the home: status %d\n%s", r.status, r.stderr)
 			}
 			if _, err := os.Lstat(filepath.Join(h.dir, f)); err == nil {

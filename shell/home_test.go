@@ -135,3 +135,40 @@ func TestUnescapeMountinfo(t *testing.T) {
 func wrapPlan(home, state string) wrap.HomePlan {
 	return wrap.HomePlan{Home: home, State: state}
 }
+
+// TestNotWritableByDefault: which start directories (and $TMPDIR values)
+// are not made writable, and why.
+func TestNotWritableByDefault(t *testing.T) {
+	home := "/home/u"
+	for p, want := range map[string]string{
+		"/":                  "system directory",
+		"/etc":               "system directory",
+		"/etc/cron.d":        "system directory",
+		"/usr/local/bin":     "system directory",
+		"/usr/lib/systemd":   "system directory",
+		"/var/lib":           "system directory",
+		"/var":               "system directory",
+		"/opt":               "system directory",
+		"/home":              "holds the home directory /home/u",
+		"/home/u":            "is the home directory",
+		"/root":              "where homes are",
+		"/var/tmp":           "",
+		"/var/tmp/build":     "",
+		"/var/www/site":      "",
+		"/opt/app":           "",
+		"/srv/site":          "",
+		"/home/u/src/proj":   "",
+		"/tmp/x":             "",
+		"/work/main":         "",
+		"/etcetera/proj":     "",
+		"/home/other/shared": "",
+	} {
+		got := notWritableByDefault(p, home)
+		if (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("notWritableByDefault(%s) = %q, want %q", p, got, want)
+		}
+	}
+	if got := notWritableByDefault("/srv", "/srv/u"); !strings.Contains(got, "holds the home") {
+		t.Errorf("a directory that holds a home outside /home: %q", got)
+	}
+}

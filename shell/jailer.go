@@ -47,8 +47,9 @@ type Jailer struct {
 	protector *protector
 	// startNote is said once, with the first command, when the start
 	// directory is not writable.
-	startNote string
-	startOnce sync.Once
+	startNote   string
+	startIsHome bool
+	startOnce   sync.Once
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -72,6 +73,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if startWhy != "" && !cfg.NoSandbox {
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
+		j.startIsHome = strings.HasSuffix(startWhy, " is the home directory")
 	}
 	var plan wrap.HomePlan
 	var why string
@@ -149,17 +151,7 @@ func writableAndWhy(cfg config.Config, dir string, environ []string) (out []stri
 	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
 		home, _ = filepath.EvalSymlinks(h)
 	}
-	notByDefault := func(p string) string {
-		switch {
-		case systemDirs[p]:
-			return p + " is a system directory"
-		case p == home:
-			return p + " is the home directory"
-		case p == "/root" && os.Getuid() != 0:
-			return p + " is root's home directory"
-		}
-		return ""
-	}
+	notByDefault := func(p string) string { return notWritableByDefault(p, home) }
 	if why = notByDefault(d); why == "" {
 		add(d)
 	}
@@ -183,6 +175,38 @@ func writableAndWhy(cfg config.Config, dir string, environ []string) (out []stri
 	}
 	return out, why, nil
 }
+
+// notWritableByDefault says why p, a resolved directory, is not made
+// writable for being the start directory or $TMPDIR, or "". The root and
+// everything beneath a system directory is the system's (starting wsh in
+// /etc/cron.d must not let a command add a cron job), but for the
+// temporary and web directories of /var; the home itself is copy-on-write
+// in the jail; a directory that holds the home (/home) would make the
+// home and its rc files writable; /home and /root hold homes.
+func notWritableByDefault(p, home string) string {
+	switch {
+	case p == "/":
+		return "/ is a system directory"
+	case home != "" && under(home, p) && p != home:
+		return p + " holds the home directory " + home
+	case p == home:
+		return p + " is the home directory"
+	case p == "/home" || p == "/root" || under(p, "/root") && os.Getuid() != 0:
+		return p + " is where homes are"
+	case under(p, "/var/tmp") || under(p, "/var/www"):
+		return ""
+	}
+	for d := range systemDirs {
+		if d != "/" && under(p, d) && (!lenientDirs[d] || p == d) {
+			return p + " is a system directory"
+		}
+	}
+	return ""
+}
+
+// lenientDirs are system directories whose own subdirectories may be a
+// project's: /opt/app, /srv/site.
+var lenientDirs = map[string]bool{"/opt": true, "/srv": true}
 
 // Writable returns the paths that are writable in the jail.
 func (j *Jailer) Writable() []string { return append([]string(nil), j.writable...) }
@@ -345,7 +369,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	done := j.attachHome(req)
 	j.noticeHome()
 	if j.startNote != "" {
-		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNote) })
+		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
 	out := wrap.Run(ctx, req)
 	done()
@@ -377,6 +401,17 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
 	return interp.ExitStatus(126)
+}
+
+// startNoteNow is the start directory's note as it stands: a start
+// directory that is the home is writable in the jail while the home is
+// copy-on-write, but what is written there stays in the jail.
+func (j *Jailer) startNoteNow() string {
+	if j.startIsHome && j.Home().Overlay {
+		return "wsh: the start directory is the home: what commands write there goes to the jail's " +
+			"copy-on-write home, not to the host's (wsh home shows it); name it in WSH_WRITABLE to write to the host's"
+	}
+	return j.startNote
 }
 
 // jailDir is the working directory the jail is to enter: dir as the
