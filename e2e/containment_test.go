@@ -131,6 +131,9 @@ var expectations = []expectation{
 	{"ioctl(TIOCLINUX)", "tty", all("EPERM"), all("ENOTTY")},
 	{"ioctl(TIOCSETD)", "tty", all("EPERM"), all("ok")},
 	{"ioctl(TIOCEXCL)", "tty", all("EPERM"), all("ok")},
+	{"ioctl(TCXONC, TCOOFF)", "tty", all("EPERM"), all("ok")},
+	{"ioctl(TCXONC, TCIOFF)", "tty", all("EPERM"), all("ok")},
+	{"ioctl(TCXONC, TCOON)", "", all("ok"), all("ok")},
 	{"ioctl(TIOCGWINSZ)", "", all("ok"), all("ok")},
 	{"open(/dev/tty)", "", all("ENXIO"), nil},
 

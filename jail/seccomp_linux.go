@@ -145,7 +145,7 @@ var Policy = []RuleGroup{
 		// cannot read: ENOSYS, on which its callers fall back to openat.
 		return deny(f, "openat2", enosys)
 	}},
-	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "ioctl(TIOCSETD)", "ioctl(TIOCEXCL)"}, func(f *seccomp.ScmpFilter) error {
+	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "ioctl(TIOCSETD)", "ioctl(TIOCEXCL)", "ioctl(TCXONC, TCOOFF or TCIOFF)"}, func(f *seccomp.ScmpFilter) error {
 		// The request is an int in the kernel: mask the upper half, or
 		// TIOCSTI with high bits set passes (CVE-2019-10063). TIOCSTI
 		// types into the caller's terminal; TIOCLINUX does on a console;
@@ -154,6 +154,16 @@ var Policy = []RuleGroup{
 		// user's terminal unusable after the command.
 		for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD, unix.TIOCEXCL} {
 			if err := denyMasked(f, "ioctl", eperm, 1, 0xffffffff, req); err != nil {
+				return err
+			}
+		}
+		// TCXONC with TCOOFF suspends the terminal's output, and with
+		// TCIOFF sends it the stop character: what wsh and the user's
+		// shell write next never shows, or wsh blocks on it. (The kernel
+		// compares the whole argument; the lower half here refuses a
+		// superset.) TCOON and TCION pass: they undo it.
+		for _, action := range []uint64{unix.TCOOFF, unix.TCIOFF} {
+			if err := denyConds(f, "ioctl", eperm, cond(1, 0xffffffff, unix.TCXONC), cond(2, 0xffffffff, action)); err != nil {
 				return err
 			}
 		}

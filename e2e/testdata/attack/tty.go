@@ -69,6 +69,10 @@ func ttyChild() {
 	_, r["ioctl(TIOCSETD)"] = call(unix.SYS_IOCTL, 0, unix.TIOCSETD, ptr(&ldisc))
 	_, r["ioctl(TIOCEXCL)"] = call(unix.SYS_IOCTL, 0, unix.TIOCEXCL)
 	call(unix.SYS_IOCTL, 0, unix.TIOCNXCL)
+	_, r["ioctl(TCXONC, TCOOFF)"] = call(unix.SYS_IOCTL, 0, unix.TCXONC, unix.TCOOFF)
+	_, r["ioctl(TCXONC, TCIOFF)"] = call(unix.SYS_IOCTL, 0, unix.TCXONC, unix.TCIOFF)
+	_, r["ioctl(TCXONC, TCOON)"] = call(unix.SYS_IOCTL, 0, unix.TCXONC, unix.TCOON)
+	call(unix.SYS_IOCTL, 0, unix.TCXONC, unix.TCION)
 	// The rule must not catch the other requests.
 	var ws unix.Winsize
 	_, r["ioctl(TIOCGWINSZ)"] = call(unix.SYS_IOCTL, 0, unix.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws)))
