@@ -242,6 +242,9 @@ func TestHiddenParentCannotMove(t *testing.T) {
 	}{
 		{"existed", "cfg/secret", `mv cfg cfg2; /bin/cat cfg2/secret; read x < cfg2/secret; echo "$x"`, true},
 		{"made later", "sub/secret", `mkdir sub; sh -c 'echo LATE-SECRET > sub/secret'; mv sub sub2; /bin/cat sub2/secret; read x < sub2/secret; echo "$x"`, true},
+		// The hidden path made a symlink; what writes to it later (the
+		// host, here a jailed sh standing in for it) writes its target.
+		{"a symlink itself", ".env", `ln -s leak .env; sh -c 'echo ENV-SECRET > .env'; /bin/cat .env leak; read x < leak; echo "$x"; read x < .env; echo "$x"`, false},
 		{"through a symlink", "tool/token", `mkdir real; ln -s real tool; sh -c 'echo TOOL-TOKEN > tool/token'; /bin/cat tool/token real/token; read x < real/token; echo "$x"; read x < tool/token; echo "$x"`, false},
 	}
 	for _, u := range users {
