@@ -30,7 +30,9 @@ try "sh: move the hooks away" sh -c 'mv .git/hooks .git/hooks-away'
 try "sh: .vscode/tasks.json" sh -c 'mkdir -p .vscode && echo "{}" > .vscode/tasks.json'
 try "sh: .mcp.json" sh -c 'echo "{}" > .mcp.json'
 try "sh: .claude/commands" sh -c 'mkdir -p .claude/commands && echo x > .claude/commands/x.md'
-try "sh: .gitmodules" sh -c 'echo "[submodule]" > .gitmodules'
+try "sh: .claude/settings.json" sh -c 'mkdir -p .claude && echo "{\"hooks\":{}}" > .claude/settings.json'
+try "sh: .git/commondir" sh -c 'mkdir -p "$MARK.common" && echo "$MARK.common" > .git/commondir'
+try "sh: .git/config.worktree" sh -c 'printf "[core]\n\tfsmonitor = touch %s\n" "$MARK" >> .git/config.worktree'
 `
 
 // inProcessPersist is the same through the shell's own redirections.
@@ -38,9 +40,11 @@ const inProcessPersist = `try() { name=$1; shift; if "$@" 2>/dev/null; then echo
 w() { printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" >> .git/config; }
 h() { printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/post-merge; }
 v() { echo '{}' > .vscode/settings.json; }
+c() { echo /tmp > .git/commondir; }
 try "in process: append to .git/config" w
 try "in process: a hook" h
 try "in process: .vscode/settings.json" v
+try "in process: .git/commondir" c
 `
 
 // hostRepo makes a git repository with one commit, owned by u.
@@ -105,6 +109,7 @@ func TestProtectedPathsInWritableRoots(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			dir := hostRepo(t, u)
+			writeOwned(t, u, filepath.Join(dir, ".mcp.json"), "{}\n")
 			md := t.TempDir()
 			os.Chmod(md, 0o777)
 			mark := filepath.Join(md, "planted")
@@ -129,7 +134,9 @@ func TestProtectedPathsInWritableRoots(t *testing.T) {
 			// The control: in a throwaway namespace every attempt succeeds
 			// (moving the hooks fails only because .git was moved before),
 			// and the host's git runs what one of them planted.
-			cout := unshared(t, u, hostRepo(t, u), persistScript, "MARK="+mark)
+			cdir := hostRepo(t, u)
+			writeOwned(t, u, filepath.Join(cdir, ".mcp.json"), "{}\n")
+			cout := unshared(t, u, cdir, persistScript, "MARK="+mark)
 			for _, l := range strings.Split(strings.TrimSpace(cout), "\n") {
 				if !strings.HasSuffix(l, ": ok") && l != "sh: move the hooks away: refused" {
 					t.Errorf("control: %s", l)

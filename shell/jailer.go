@@ -69,7 +69,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			projects = append(projects, d) // the start directory
 		}
 	}
-	j.protector = newProtector(w, projects, cfg.Protect)
+	j.protector = newProtector(w, projects, cfg.Protect, environ)
 	if startWhy != "" && !cfg.NoSandbox {
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
@@ -285,8 +285,11 @@ func (c *command) name() string {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) *wrap.Request {
-	prot := j.protector.protection(dir)
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, error) {
+	prot, err := j.protector.protection(dir)
+	if err != nil {
+		return nil, err
+	}
 	return &wrap.Request{
 		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
 		Stdin:       stdin,
@@ -297,7 +300,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		// mode, the wsh binary's) before it ends: from its start on, a
 		// refusal is its doing, not the host's.
 		Started: j.state.JailWorked,
-	}
+	}, nil
 }
 
 // Probe makes one jail exactly as a command would get it, runs this binary
@@ -312,7 +315,10 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	req, err := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	if err != nil {
+		return degrade.Verdict{}, nil, err
+	}
 	defer j.attachHome(req)()
 	v := degrade.Classify(wrap.Run(ctx, req))
 	if v.Kind != degrade.Ran {
@@ -365,7 +371,13 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	if err != nil {
+		// The protected paths cannot all be protected: no jail, rather
+		// than one that leaves some writable.
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
+		return interp.ExitStatus(126)
+	}
 	done := j.attachHome(req)
 	j.noticeHome()
 	if j.startNote != "" {

@@ -2,46 +2,121 @@ package shell
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"wsh/jail"
 )
 
 // DefaultProtected are the paths, relative to each writable path, that the
-// jail keeps read-only, and that a command cannot make where they are
-// missing: what is written there runs on the host later, unsandboxed
-// (docs/config.md says why each is here).
+// jail keeps read-only: what is written there runs on the host later,
+// unsandboxed (docs/config.md says why each is here). A repository's own
+// (its config, hooks, commondir, and those of its submodules and
+// worktrees) are found by gitCandidates.
 var DefaultProtected = []string{
-	".git/hooks", ".git/config", ".gitmodules",
 	".gitconfig", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-	".mcp.json", ".vscode", ".idea", ".claude/commands", ".claude/agents", ".codex", ".agents",
+	".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
+	".devcontainer", ".devcontainer.json",
 }
 
-// noPlaceholder are protected paths that wsh does not make where they are
-// missing: an empty directory in their place would change what the host's
-// programs do (git fails on a directory ~/.gitconfig; bash reads a
-// directory ~/.bash_profile instead of ~/.profile, and fails).
-var noPlaceholder = map[string]bool{
-	".gitconfig": true, ".bashrc": true, ".bash_profile": true, ".zshrc": true, ".zprofile": true, ".profile": true,
+// placeholderDirs are the protected names that wsh makes, where they are
+// missing in a project root, as an empty directory, which it protects: a
+// command cannot make them either. Only directories: an empty directory
+// where a program expects a file (.mcp.json, ~/.profile) breaks it.
+var placeholderDirs = map[string]bool{
+	".vscode": true, ".idea": true, ".claude": true, ".codex": true, ".agents": true, ".cursor": true,
+	".gemini": true, ".devcontainer": true,
 }
+
+// A placeholder is what wsh makes where a protected path is missing.
+type placeholder int
+
+const (
+	makeNone      placeholder = iota
+	makeDir                   // an empty directory (.git/hooks, .vscode)
+	makeEmptyFile             // an empty file (config.worktree: an empty config)
+	makeCommondir             // a commondir naming the gitdir itself: git reads it as none
+)
+
+// A candidate is one protected path, as written, with the directory it is
+// matched in (the walk pins what lies between) and what wsh makes where it
+// is missing.
+type candidate struct {
+	path, base string
+	make       placeholder
+}
+
+// Limits past which the protection fails closed: no jail, no write in
+// the writable paths, rather than repositories left out.
+const (
+	maxReposBelow = 1024 // repositories one level below a project root
+	maxGitdirs    = 256  // a repository's gitdirs: its own, submodules', worktrees'
+)
 
 // A protection is what the jail does for the protected paths at one
 // moment: the directories to pin, the paths to make read-only.
 type protection struct {
 	pins, paths []jail.PathID
+	seen        map[string]bool // "pin:" or "path:" and the path
+	lstat       map[string]lstatResult
+}
+
+type lstatResult struct {
+	fi  fs.FileInfo
+	err error
+}
+
+// lstatOnce is os.Lstat, once per path in one protection.
+func (pr *protection) lstatOnce(path string) (fs.FileInfo, error) {
+	if r, ok := pr.lstat[path]; ok {
+		return r.fi, r.err
+	}
+	fi, err := os.Lstat(path)
+	if pr.lstat == nil {
+		pr.lstat = map[string]lstatResult{}
+	}
+	pr.lstat[path] = lstatResult{fi, err}
+	return fi, err
+}
+
+// add adds path's identity to the pins (pin) or the paths, once.
+func (pr *protection) add(path string, pin bool) {
+	key := "path:" + path
+	if pin {
+		key = "pin:" + path
+	}
+	if pr.seen[key] {
+		return
+	}
+	id, err := jail.NewPathID(path)
+	if err != nil {
+		return
+	}
+	if pr.seen == nil {
+		pr.seen = map[string]bool{}
+	}
+	pr.seen[key] = true
+	if pin {
+		pr.pins = append(pr.pins, id)
+	} else {
+		pr.paths = append(pr.paths, id)
+	}
 }
 
 // protector knows the protected paths of a Jailer.
 type protector struct {
 	roots    []string // the writable paths, where the protected paths lie
-	projects []string // those where wsh makes the missing ones (not /tmp, $TMPDIR)
-	names    []string // relative to each root
+	projects []string // those where wsh makes missing placeholderDirs (not /tmp, $TMPDIR)
+	names    []string // relative to each base
 	absolute []string // WSH_PROTECT's absolute paths
+	home     string   // the home, resolved: a base when it lies in a writable path
+	gitCfg   []string // the git config files beside a repository's own (system, global)
 
 	mu    sync.Mutex
 	repos map[string]repoCache // a project root's repositories one level down
@@ -52,45 +127,63 @@ type protector struct {
 type repoCache struct {
 	mtime time.Time
 	repos []string
+	err   error
 }
 
 // reposBelow lists the children of dir that are git repositories: a
 // directory of projects (wsh started in ~/src) has their .git one level
-// down. Cached until dir's mtime changes (a child made or removed).
-func (p *protector) reposBelow(dir string) []string {
+// down. Cached until dir's mtime changes (a child made or removed). More
+// than maxReposBelow is an error: the protection fails closed rather than
+// leave some out (a command could make a thousand to hide one).
+func (p *protector) reposBelow(dir string) ([]string, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.repos[dir]; ok && c.mtime.Equal(fi.ModTime()) {
-		return c.repos
+		return c.repos, c.err
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var repos []string
 	for _, e := range ents {
-		if !e.IsDir() || len(repos) >= 256 {
+		if !e.IsDir() {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(dir, e.Name(), ".git")); err == nil {
 			repos = append(repos, filepath.Join(dir, e.Name()))
 		}
 	}
+	if len(repos) > maxReposBelow {
+		err = fmt.Errorf("%s holds %d repositories, more than the %d whose hooks and config wsh protects; "+
+			"start wsh in one of them, or name it in WSH_WRITABLE", dir, len(repos), maxReposBelow)
+		repos = nil
+	}
 	if p.repos == nil {
 		p.repos = map[string]repoCache{}
 	}
-	p.repos[dir] = repoCache{fi.ModTime(), repos}
-	return repos
+	p.repos[dir] = repoCache{fi.ModTime(), repos, err}
+	return repos, err
 }
 
 // newProtector makes the protector for the writable paths. projects are
-// the start directory and WSH_WRITABLE; extra is WSH_PROTECT.
-func newProtector(roots, projects, extra []string) *protector {
-	p := &protector{roots: roots, projects: projects, names: append([]string(nil), DefaultProtected...)}
+// the start directory and WSH_WRITABLE; extra is WSH_PROTECT; environ
+// gives the home and the global git config.
+func newProtector(roots, projects, extra, environ []string) *protector {
+	p := &protector{roots: roots, names: append([]string(nil), DefaultProtected...)}
+	tmp, _ := lookupEnvOK(environ, "TMPDIR")
+	if t, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = t
+	}
+	for _, pr := range projects {
+		if pr != "/tmp" && pr != "/var/tmp" && pr != tmp {
+			p.projects = append(p.projects, pr)
+		}
+	}
 	for _, e := range extra {
 		if filepath.IsAbs(e) {
 			p.absolute = append(p.absolute, filepath.Clean(e))
@@ -98,69 +191,101 @@ func newProtector(roots, projects, extra []string) *protector {
 			p.names = append(p.names, filepath.Clean(e))
 		}
 	}
+	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			p.home = r
+		}
+	}
+	p.gitCfg = globalGitConfigs(environ)
 	return p
 }
 
 // bases are the directories the protected names are matched in: every
 // writable path, the project roots (the start directory), the
-// repositories one level below a project root, and the working directory
-// dir and each directory above it up to the writable path it lies in (a
-// repository wsh was not started in, but a command works in).
-func (p *protector) bases(dir string) []string {
+// repositories one level below a project root, the home when it lies in a
+// writable path, and the working directory dir and each directory above
+// it while it lies in a writable path (a repository wsh was not started
+// in, but a command works in, or one above the start directory).
+func (p *protector) bases(dir string) ([]string, error) {
 	out := append(append([]string(nil), p.roots...), p.projects...)
-	for _, pr := range p.projects {
-		for _, r := range p.reposBelow(pr) {
-			if !contains(out, r) {
-				out = append(out, r)
-			}
+	add := func(d string) {
+		if !contains(out, d) {
+			out = append(out, d)
 		}
 	}
+	for _, pr := range p.projects {
+		repos, err := p.reposBelow(pr)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range repos {
+			add(r)
+		}
+	}
+	if p.home != "" && p.rootOf(p.home) != "" {
+		add(p.home)
+	}
 	if dir == "" {
-		return out
+		return out, nil
 	}
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	root := p.rootOf(dir)
-	for d := dir; root != "" && under(d, root); d = filepath.Dir(d) {
-		if !contains(out, d) {
-			out = append(out, d)
-		}
-		if d == root {
+	for d := dir; p.rootOf(d) != ""; d = filepath.Dir(d) {
+		add(d)
+		if d == "/" {
 			break
 		}
 	}
-	return out
+	return out, nil
 }
 
 // candidates are the protected paths beneath the writable paths, for a
 // command working in dir, existing or not, by the paths written (not
-// resolved), each with the base it is matched in.
-func (p *protector) candidates(dir string) (paths, bases []string) {
-	add := func(path, base string) {
-		if !contains(paths, path) {
-			paths, bases = append(paths, path), append(bases, base)
+// resolved).
+func (p *protector) candidates(dir string) ([]candidate, error) {
+	var out []candidate
+	seen := map[string]bool{}
+	add := func(c candidate) {
+		if seen[c.path] || p.rootOf(c.path) == "" {
+			return
 		}
+		seen[c.path] = true
+		out = append(out, c)
 	}
-	for _, b := range p.bases(dir) {
+	bases, err := p.bases(dir)
+	if err != nil {
+		return nil, err
+	}
+	global := p.globalHooksPath()
+	for _, b := range bases {
 		if p.rootOf(b) == "" {
 			continue
 		}
 		for _, n := range p.names {
-			add(filepath.Join(b, n), b)
-		}
-		for _, g := range gitdirPaths(b) {
-			if root := p.rootOf(g); root != "" {
-				add(g, root)
+			c := candidate{path: filepath.Join(b, n), base: b}
+			if placeholderDirs[n] && contains(p.projects, b) {
+				c.make = makeDir
 			}
+			add(c)
+		}
+		gs, err := p.gitCandidates(b, global)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range gs {
+			if c.base == "" {
+				c.base = p.rootOf(c.path)
+			}
+			add(c)
 		}
 	}
 	for _, a := range p.absolute {
 		if root := p.rootOf(a); root != "" {
-			add(a, root)
+			add(candidate{path: a, base: root})
 		}
 	}
-	return paths, bases
+	return out, nil
 }
 
 func (p *protector) rootOf(path string) string {
@@ -173,93 +298,267 @@ func (p *protector) rootOf(path string) string {
 	return best
 }
 
-// gitdirPaths are, when root/.git is a file ("gitdir: DIR", a worktree or
-// a submodule), the .git file itself and the hooks and config of the
-// gitdir it names and of its common directory: git runs those.
-func gitdirPaths(root string) []string {
-	gitFile := filepath.Join(root, ".git")
-	fi, err := os.Lstat(gitFile)
-	if err != nil || !fi.Mode().IsRegular() {
+// gitCandidates are the paths of the repository at base (if it is one)
+// that git runs or follows to what it runs: of its gitdir (.git, or the
+// directory a .git file names, which is itself protected) and of the
+// common directory that gitdir's commondir names, the config,
+// config.worktree, hooks and commondir (a commondir sends git to another
+// directory's config and hooks); the same for every submodule's gitdir
+// beneath modules/, at any depth, and every worktree's beneath
+// worktrees/; and the directory core.hooksPath names (with husky's
+// .husky, whose hooks the one in .husky/_ runs). Where they are missing in
+// a gitdir that is a directory, wsh makes what git reads as nothing: an
+// empty hooks directory, an empty config.worktree, and a commondir that
+// names the gitdir itself.
+func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
+	gitPath := filepath.Join(base, ".git")
+	fi, err := os.Lstat(gitPath)
+	if err != nil {
+		return nil, nil
+	}
+	var out []candidate
+	gitdir := gitPath
+	switch {
+	case fi.IsDir():
+	case fi.Mode().IsRegular():
+		d, ok := readGitFile(gitPath)
+		if !ok {
+			return nil, nil
+		}
+		out = append(out, candidate{path: gitPath, base: base})
+		gitdir = d
+	default:
+		return nil, nil
+	}
+	n := 0
+	localHP := global // core.hooksPath: the repository's own, else the global one
+	var addGitdir func(dir string, depth int) error
+	addGitdir = func(dir string, depth int) error {
+		if n++; n > maxGitdirs {
+			return fmt.Errorf("the repository %s has more than %d submodules and worktrees, whose hooks and config wsh protects", base, maxGitdirs)
+		}
+		own := makeCommondir
+		common := dir
+		if c, ok := readCommondir(dir); ok {
+			own, common = makeNone, c // a worktree's: it names the main gitdir
+		}
+		// git reads config.worktree only with extensions.worktreeConfig,
+		// which only the (protected) config sets; but the user's own git
+		// sparse-checkout sets it later, on the host, and a config.worktree
+		// a command left would then be read: a missing one is made empty.
+		wt := makeEmptyFile
+		cfg := readGitConfig(filepath.Join(common, "config"))
+		if depth == 0 {
+			if v, ok := cfg["core.hookspath"]; ok {
+				localHP = v
+			}
+			if v, ok := readGitConfig(filepath.Join(dir, "config.worktree"))["core.hookspath"]; ok {
+				localHP = v
+			}
+		}
+		out = append(out,
+			candidate{path: filepath.Join(dir, "config")},
+			candidate{path: filepath.Join(dir, "config.worktree"), make: wt},
+			candidate{path: filepath.Join(dir, "hooks"), make: makeDir},
+			candidate{path: filepath.Join(dir, "commondir"), make: own})
+		if common != dir {
+			out = append(out,
+				candidate{path: filepath.Join(common, "config")},
+				candidate{path: filepath.Join(common, "config.worktree"), make: wt},
+				candidate{path: filepath.Join(common, "hooks"), make: makeDir})
+		}
+		if depth > 8 {
+			return nil
+		}
+		if err := p.eachGitdir(filepath.Join(common, "modules"), 0, func(d string) error { return addGitdir(d, depth+1) }); err != nil {
+			return err
+		}
+		ents, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+		for _, e := range ents {
+			if e.IsDir() {
+				w := filepath.Join(common, "worktrees", e.Name())
+				out = append(out, candidate{path: filepath.Join(w, "config.worktree"), make: wt},
+					candidate{path: filepath.Join(w, "commondir")})
+			}
+		}
 		return nil
 	}
-	b, err := os.ReadFile(gitFile)
-	if err != nil || len(b) > 4096 {
+	if err := addGitdir(gitdir, 0); err != nil {
+		return nil, err
+	}
+	if hp := p.resolveHooksPath(base, localHP); hp != "" {
+		out = append(out, candidate{path: hp})
+		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
+			out = append(out, candidate{path: filepath.Dir(hp)})
+		}
+	}
+	for i := range out {
+		if !fi.IsDir() && out[i].make != makeNone && !strings.HasPrefix(out[i].path, gitPath+"/") {
+			// A gitdir elsewhere (a .git file's) is protected where it
+			// lies; wsh makes nothing in it.
+			out[i].make = makeNone
+		}
+	}
+	return out, nil
+}
+
+// eachGitdir calls f for each gitdir beneath dir (a modules directory,
+// where a submodule at libs/sub has its gitdir at modules/libs/sub): a
+// directory with a HEAD. It does not look inside a gitdir; f does.
+func (p *protector) eachGitdir(dir string, depth int, f func(string) error) error {
+	if depth > 8 {
 		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		if hfi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && hfi.Mode().IsRegular() {
+			if err := f(d); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.eachGitdir(d, depth+1, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readGitFile reads a .git file: "gitdir: DIR", relative to its directory.
+func readGitFile(path string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 4096 {
+		return "", false
 	}
 	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 	if !ok {
-		return nil
+		return "", false
 	}
 	dir = strings.TrimSpace(dir)
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
+		dir = filepath.Join(filepath.Dir(path), dir)
 	}
-	out := []string{gitFile, filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree"), filepath.Join(dir, "hooks")}
-	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil && len(c) < 4096 {
-		common := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(dir, common)
-		}
-		out = append(out, filepath.Join(common, "config"), filepath.Join(common, "hooks"))
-	}
-	return out
+	return filepath.Clean(dir), true
 }
 
-// paths are the protected paths, cleaned, for the shell's own check of a
-// path beneath dir.
-func (p *protector) paths(dir string) []string {
-	ps, _ := p.candidates(dir)
-	return ps
+// readCommondir reads gitdir's commondir, as git does, when it names a
+// directory other than gitdir.
+func readCommondir(gitdir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil || len(b) > 4096 {
+		return "", false
+	}
+	c := strings.TrimRight(string(b), "\r\n")
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitdir, c)
+	}
+	c = filepath.Clean(c)
+	return c, c != gitdir
+}
+
+// resolveHooksPath is the directory that hp, core.hooksPath as the
+// system's, the user's and the repository's own config set it (the last
+// one set wins, as in git), names for the repository at base, or "". git
+// runs a relative one from the working tree's root. include directives
+// are not followed.
+func (p *protector) resolveHooksPath(base, hp string) string {
+	switch {
+	case hp == "":
+		return ""
+	case hp == "~" || strings.HasPrefix(hp, "~/"):
+		if p.home == "" {
+			return ""
+		}
+		hp = filepath.Join(p.home, hp[1:])
+	case !filepath.IsAbs(hp):
+		hp = filepath.Join(base, hp)
+	}
+	return filepath.Clean(hp)
+}
+
+// globalHooksPath is core.hooksPath as the system's and the user's config
+// set it, or "".
+func (p *protector) globalHooksPath() string {
+	hp := ""
+	for _, f := range p.gitCfg {
+		if v, ok := gitConfigValue(f, "core", "hookspath"); ok {
+			hp = v
+		}
+	}
+	return hp
+}
+
+// globalGitConfigs are the config files git reads before a repository's:
+// the system's and the user's (~/.gitconfig, $XDG_CONFIG_HOME/git/config).
+func globalGitConfigs(environ []string) []string {
+	out := []string{"/etc/gitconfig"}
+	home, _ := lookupEnvOK(environ, "HOME")
+	xdg, _ := lookupEnvOK(environ, "XDG_CONFIG_HOME")
+	if !filepath.IsAbs(xdg) && filepath.IsAbs(home) {
+		xdg = filepath.Join(home, ".config")
+	}
+	if filepath.IsAbs(xdg) {
+		out = append(out, filepath.Join(xdg, "git", "config"))
+	}
+	if filepath.IsAbs(home) {
+		out = append(out, filepath.Join(home, ".gitconfig"))
+	}
+	return out
 }
 
 // protection finds what the jail must pin and make read-only now, and
-// makes, in the project roots, the missing protected paths that have no
-// reason not to be made (an empty directory: git shows none). A component
-// that is a symlink ends the walk: its target, beneath a writable path, is
-// protected where it lies (a symlink cannot be a mount point).
-func (p *protector) protection(dir string) protection {
+// makes the missing protected paths that wsh makes (placeholder). A
+// component that is a symlink ends the walk: its target, beneath a
+// writable path, is protected where it lies (a symlink cannot be a mount
+// point).
+func (p *protector) protection(dir string) (protection, error) {
 	var out protection
-	paths, bases := p.candidates(dir)
-	for i, path := range paths {
-		p.walk(path, bases[i], &out)
+	cs, err := p.candidates(dir)
+	if err != nil {
+		return out, err
 	}
-	return out
+	for _, c := range cs {
+		p.walk(c.path, c.base, c.make, &out)
+	}
+	return out, nil
 }
 
 // walk walks from base to path, pinning the directories in between,
-// making a missing one where allowed, and protecting path if it is there.
-// A base that is a repository below a writable path is pinned too, with
-// the directories between them: else a command could move the repository
-// away and put one of its own, with its own .git, in its place.
-func (p *protector) walk(path, root string, out *protection) {
-	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+// making path if it is missing and make says how, and protecting it if it
+// is there. A base that is a repository below a writable path is pinned
+// too, with the directories between them: else a command could move the
+// repository away and put one of its own, with its own .git, in its place.
+func (p *protector) walk(path, root string, make placeholder, out *protection) {
+	if _, err := out.lstatOnce(filepath.Join(root, ".git")); err != nil {
 		// not a repository: nothing above it to pin
 	} else if w := p.rootOf(root); w != "" {
 		for d := filepath.Dir(root); under(d, w) && d != w; d = filepath.Dir(d) {
-			if id, err := jail.NewPathID(d); err == nil && !containsID(out.pins, id) {
-				out.pins = append(out.pins, id)
-			}
+			out.add(d, true)
 		}
 		if root != w {
-			if id, err := jail.NewPathID(root); err == nil && !containsID(out.pins, id) {
-				out.pins = append(out.pins, id)
-			}
+			out.add(root, true)
 		}
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(path, root), "/")
-	if rel == "" {
+	if rel == "" || rel == path {
 		return
 	}
 	parts := strings.Split(rel, "/")
 	cur := root
 	for i, c := range parts {
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) {
-			if !p.makeable(root, rel, c) || os.Mkdir(next, 0o755) != nil {
-				return
-			}
+		last := i == len(parts)-1
+		fi, err := out.lstatOnce(next)
+		if errors.Is(err, fs.ErrNotExist) && last && makePlaceholder(next, make) == nil {
 			fi, err = os.Lstat(next)
+			out.lstat[next] = lstatResult{fi, err}
 		}
 		switch {
 		case err != nil:
@@ -267,18 +566,14 @@ func (p *protector) walk(path, root string, out *protection) {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			if t, err := filepath.EvalSymlinks(next); err == nil {
 				if r := p.rootOf(t); r != "" && t != path {
-					p.walk(filepath.Join(append([]string{t}, parts[i+1:]...)...), r, out)
+					p.walk(filepath.Join(append([]string{t}, parts[i+1:]...)...), r, makeNone, out)
 				}
 			}
 			return
-		case i == len(parts)-1:
-			if id, err := jail.NewPathID(next); err == nil && !containsID(out.paths, id) {
-				out.paths = append(out.paths, id)
-			}
+		case last:
+			out.add(next, false)
 		case fi.IsDir():
-			if id, err := jail.NewPathID(next); err == nil && !containsID(out.pins, id) {
-				out.pins = append(out.pins, id)
-			}
+			out.add(next, true)
 			cur = next
 		default:
 			return
@@ -286,21 +581,26 @@ func (p *protector) walk(path, root string, out *protection) {
 	}
 }
 
-// makeable says whether wsh makes the missing component c of rel in root:
-// only in a project root, never .git itself (git init must work: a
-// repository a command makes is protected from the next command on), and
-// never the files that a directory in their place would break.
-func (p *protector) makeable(root, rel, c string) bool {
-	return contains(p.projects, root) && c != ".git" && !noPlaceholder[rel]
-}
-
-func containsID(ids []jail.PathID, id jail.PathID) bool {
-	for _, x := range ids {
-		if x.Path == id.Path {
-			return true
-		}
+// makePlaceholder makes path as make says, never through a symlink.
+func makePlaceholder(path string, make placeholder) error {
+	var content string
+	switch make {
+	case makeNone:
+		return fs.ErrNotExist
+	case makeDir:
+		return os.Mkdir(path, 0o755)
+	case makeCommondir:
+		content = ".\n"
 	}
-	return false
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // protected reports whether real, a resolved path, is or lies beneath a
@@ -309,7 +609,12 @@ func (p *protector) protected(real string) bool {
 	if p == nil {
 		return false
 	}
-	for _, q := range p.paths(filepath.Dir(real)) {
+	cs, err := p.candidates(filepath.Dir(real))
+	if err != nil {
+		return true // fail closed, as the jail does
+	}
+	for _, c := range cs {
+		q := c.path
 		if under(real, q) {
 			return true
 		}

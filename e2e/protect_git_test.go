@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// gitAs runs the host's git in dir as u, unconfined, and fails the test
+// when it fails.
+func gitAs(t *testing.T, u user, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*", "-c", "user.name=host", "-c", "user.email=h@example.invalid"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
+	if u.uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// mkdirAllOwned makes path and its missing parents beneath base, owned by u.
+func mkdirAllOwned(t *testing.T, u user, base, rel string) string {
+	t.Helper()
+	cur := base
+	for _, c := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, c)
+		if _, err := os.Lstat(cur); err == nil {
+			continue
+		}
+		mkdirOwned(t, u, cur)
+	}
+	return cur
+}
+
+// TestProtectedGitIndirections: what sends the host's git to code a
+// command wrote, beyond .git/config and .git/hooks, stays read-only: a
+// submodule's gitdir at any depth beneath .git/modules, the directory
+// core.hooksPath names in the working tree (husky's layout too), a
+// repository above the start directory, and a repository one level below
+// whose hooks directory was missing. Each is read back on the host.
+func TestProtectedGitIndirections(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			md := t.TempDir()
+			os.Chmod(md, 0o777)
+			mark := filepath.Join(md, "planted")
+			hook := `printf "#!/bin/sh\ntouch %s\n" "$MARK" > `
+			env := []string{"MARK=" + mark}
+
+			t.Run("a submodule's gitdir two levels down", func(t *testing.T) {
+				dir := hostRepo(t, u)
+				sub := mkdirAllOwned(t, u, dir, ".git/modules/libs/sub")
+				writeOwned(t, u, filepath.Join(sub, "HEAD"), "ref: refs/heads/master\n")
+				writeOwned(t, u, filepath.Join(sub, "config"), "[core]\n\tbare = false\n")
+				mkdirOwned(t, u, filepath.Join(sub, "hooks"))
+				out := mustJail(t, u, dir, env, `sh -c 'printf "[core]\n\tfsmonitor = touch %s\n" "$MARK" >> .git/modules/libs/sub/config' 2>&1; sh -c '`+hook+`.git/modules/libs/sub/hooks/post-checkout' 2>&1; true`)
+				if b, _ := os.ReadFile(filepath.Join(sub, "config")); strings.Contains(string(b), "fsmonitor") {
+					t.Errorf("the submodule's config changed on the host:\n%s\n%s", b, out)
+				}
+				if _, err := os.Lstat(filepath.Join(sub, "hooks", "post-checkout")); err == nil {
+					t.Errorf("a hook was planted in the submodule's gitdir:\n%s", out)
+				}
+			})
+
+			for _, hp := range []string{".husky", ".husky/_"} {
+				t.Run("core.hooksPath "+hp, func(t *testing.T) {
+					dir := hostRepo(t, u)
+					mkdirAllOwned(t, u, dir, hp)
+					gitAs(t, u, dir, "config", "core.hooksPath", hp)
+					out := mustJail(t, u, dir, env, `sh -c '`+hook+hp+`/pre-commit && chmod +x `+hp+`/pre-commit' 2>&1; sh -c '`+hook+`.husky/pre-commit' 2>&1; true`)
+					for _, f := range []string{hp + "/pre-commit", ".husky/pre-commit"} {
+						if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+							t.Errorf("%s was written on the host:\n%s", f, out)
+						}
+					}
+					os.WriteFile(filepath.Join(dir, "g"), []byte("y\n"), 0o644)
+					gitAs(t, u, dir, "add", "g")
+					gitAs(t, u, dir, "commit", "-qm", "host")
+					if _, err := os.Stat(mark); err == nil {
+						t.Errorf("the host's git commit ran a hook planted in the jail")
+					}
+				})
+			}
+
+			t.Run("a repository above the start directory", func(t *testing.T) {
+				dir := hostRepo(t, u)
+				src := mkdirAllOwned(t, u, dir, "src")
+				// HOME elsewhere: the start directory is then a writable
+				// path of its own, the nearest to the working directory.
+				out := mustJail(t, u, src, append(env, "HOME="+md), `/bin/sh -c '`+hook+`../.git/hooks/pre-commit' 2>&1; /bin/sh -c 'echo "[core]" >> ../.git/config' 2>&1; true`)
+				if _, err := os.Lstat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
+					t.Errorf("a hook was planted in the repository above the start directory:\n%s", out)
+				}
+				if b, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); strings.Count(string(b), "[core]") != 1 {
+					t.Errorf("the config of the repository above the start directory changed:\n%s", b)
+				}
+			})
+
+			t.Run("a repository below, its hooks missing", func(t *testing.T) {
+				parent := workDir(t, u)
+				repo := hostRepo(t, u)
+				sub := filepath.Join(parent, "sub")
+				if err := os.Rename(repo, sub); err != nil {
+					t.Fatal(err)
+				}
+				os.RemoveAll(filepath.Join(sub, ".git", "hooks"))
+				out := mustJail(t, u, parent, env, `sh -c 'mkdir -p sub/.git/hooks && `+hook+`sub/.git/hooks/pre-commit' 2>&1; true`)
+				if _, err := os.Lstat(filepath.Join(sub, ".git", "hooks", "pre-commit")); err == nil {
+					t.Errorf("a hook was planted in a repository below whose hooks were missing:\n%s", out)
+				}
+			})
+		})
+	}
+}
+
+// TestProtectedTooManyRepositories: a command that makes more
+// repositories below the start directory than wsh protects cannot so push
+// the real one out: later commands do not run, and say why.
+func TestProtectedTooManyRepositories(t *testing.T) {
+	u := users[0]
+	parent := workDir(t, u)
+	repo := hostRepo(t, u)
+	zeta := filepath.Join(parent, "zeta")
+	if err := os.Rename(repo, zeta); err != nil {
+		t.Fatal(err)
+	}
+	r := runWsh(t, u, parent, jailEnv, `/bin/sh -c 'i=0; while [ $i -lt 1100 ]; do mkdir -p a$i/.git; i=$((i+1)); done'; /bin/sh -c 'echo x > zeta/.git/hooks/pre-commit'; echo "status $?"`)
+	if _, err := os.Lstat(filepath.Join(zeta, ".git", "hooks", "pre-commit")); err == nil {
+		t.Errorf("with 1100 repositories beside it, a hook was planted:\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "status 126") || !strings.Contains(r.stderr, fmt.Sprintf("%s holds 1101 repositories", parent)) {
+		t.Errorf("with 1100 repositories beside it: %s%s", r.stdout, r.stderr)
+	}
+}

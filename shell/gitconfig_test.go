@@ -1,0 +1,43 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestGitConfigValue reads core.hooksPath as git does, in the forms a
+// config file has.
+func TestGitConfigValue(t *testing.T) {
+	tests := []struct {
+		name, config, want string
+		ok                 bool
+	}{
+		{"plain", "[core]\n\thooksPath = .husky\n", ".husky", true},
+		{"case", "[CORE]\n\tHooksPath=.githooks\n", ".githooks", true},
+		{"quoted, with a comment", "[core]\n\thooksPath = \"my hooks\" # the hooks\n", "my hooks", true},
+		{"a comment after the value", "[core]\n\thooksPath = hooks ; x\n", "hooks", true},
+		{"the last wins", "[core]\n\thooksPath = a\n[user]\n\tname = x\n[core]\n\thooksPath = b\n", "b", true},
+		{"a subsection is not core", "[core \"x\"]\n\thooksPath = a\n", "", false},
+		{"another section", "[user]\n\thooksPath = a\n", "", false},
+		{"on the section's line", "[core] hooksPath = inline\n", "inline", true},
+		{"a continued line", "[core]\n\thooksPath = ho\\\noks\n", "hooks", true},
+		{"escapes", "[core]\n\thooksPath = \"a\\\\b\\\"c\"\n", `a\b"c`, true},
+		{"commented out", "[core]\n#\thooksPath = a\n;hooksPath = b\n", "", false},
+		{"none", "[core]\n\tbare = false\n", "", false},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, "config")
+			mustDo(t, os.WriteFile(p, []byte(tt.config), 0o644))
+			got, ok := gitConfigValue(p, "core", "hookspath")
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("gitConfigValue = %q, %v, want %q, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+	if _, ok := gitConfigValue(filepath.Join(dir, "missing"), "core", "hookspath"); ok {
+		t.Error("a missing file has a value")
+	}
+}
