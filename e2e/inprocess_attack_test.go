@@ -270,3 +270,17 @@ func TestHiddenParentCannotMove(t *testing.T) {
 		}
 	}
 }
+
+// TestStartInAHiddenDirectory: wsh started in a hidden directory says so
+// and exits 2, rather than failing each command at the jail's chdir.
+func TestStartInAHiddenDirectory(t *testing.T) {
+	u := users[0]
+	dir := filepath.Join(workDir(t, u), "secret")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runWsh(t, u, dir, append([]string{"WSH_HIDE=" + dir}, jailEnv...), "ls")
+	if r.status != 2 || !strings.Contains(r.stderr, dir+" is hidden") || strings.Contains(r.stderr, "doctor") {
+		t.Errorf("started in a hidden directory: status %d\n%s%s", r.status, r.stdout, r.stderr)
+	}
+}

@@ -95,6 +95,10 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	}
 	j.policy.protector = j.protector
 	if !cfg.NoSandbox {
+		if d, err := filepath.EvalSymlinks(dir); err == nil && j.policy.hiddenName(d) {
+			// The jail would cover it: no command could start there.
+			return nil, &config.Error{Var: "the working directory", Err: fmt.Errorf("%s is hidden (WSH_HIDE, or wsh's state directory): start wsh elsewhere", d)}
+		}
 		wrap.PrepareSelfCopy()
 		id, err := makeFifoDir()
 		if err != nil {
