@@ -139,3 +139,24 @@ func TestProtectedTooManyRepositories(t *testing.T) {
 		t.Errorf("with 1100 repositories beside it: %s%s", r.stdout, r.stderr)
 	}
 }
+
+// TestProtectedMissingFileMade: a protected file that was missing, and
+// that wsh does not make (a placeholder would break the program that
+// reads it), is refused in process; a command in the jail can make it,
+// and wsh says so once, after the command.
+func TestProtectedMissingFileMade(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := hostRepo(t, u)
+			r := runWsh(t, u, dir, jailEnv, `echo '{}' > .mcp.json; echo "in process $?"; sh -c 'echo "{}" > .mcp.json'; /bin/true`)
+			mcp := filepath.Join(dir, ".mcp.json")
+			if !strings.Contains(r.stdout, "in process 1") || strings.Count(r.stderr, "wsh: a command made "+mcp+", a protected path that was missing") != 1 {
+				t.Errorf("a missing .mcp.json made: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			r = runWsh(t, u, dir, jailEnv, `/bin/true`)
+			if strings.Contains(r.stderr, "a command made") {
+				t.Errorf("an existing .mcp.json is said to be made: %s", r.stderr)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ try "sh: move the hooks away" sh -c 'mv .git/hooks .git/hooks-away'
 try "sh: .vscode/tasks.json" sh -c 'mkdir -p .vscode && echo "{}" > .vscode/tasks.json'
 try "sh: .mcp.json" sh -c 'echo "{}" > .mcp.json'
 try "sh: .claude/commands" sh -c 'mkdir -p .claude/commands && echo x > .claude/commands/x.md'
+try "sh: .gitmodules" sh -c 'echo "[submodule]" > .gitmodules'
 try "sh: .claude/settings.json" sh -c 'mkdir -p .claude && echo "{\"hooks\":{}}" > .claude/settings.json'
 try "sh: .git/commondir" sh -c 'mkdir -p "$MARK.common" && echo "$MARK.common" > .git/commondir'
 try "sh: .git/config.worktree" sh -c 'printf "[core]\n\tfsmonitor = touch %s\n" "$MARK" >> .git/config.worktree'
@@ -110,6 +111,7 @@ func TestProtectedPathsInWritableRoots(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			dir := hostRepo(t, u)
 			writeOwned(t, u, filepath.Join(dir, ".mcp.json"), "{}\n")
+			writeOwned(t, u, filepath.Join(dir, ".gitmodules"), "")
 			md := t.TempDir()
 			os.Chmod(md, 0o777)
 			mark := filepath.Join(md, "planted")
@@ -136,6 +138,7 @@ func TestProtectedPathsInWritableRoots(t *testing.T) {
 			// and the host's git runs what one of them planted.
 			cdir := hostRepo(t, u)
 			writeOwned(t, u, filepath.Join(cdir, ".mcp.json"), "{}\n")
+			writeOwned(t, u, filepath.Join(cdir, ".gitmodules"), "")
 			cout := unshared(t, u, cdir, persistScript, "MARK="+mark)
 			for _, l := range strings.Split(strings.TrimSpace(cout), "\n") {
 				if !strings.HasSuffix(l, ": ok") && l != "sh: move the hooks away: refused" {

@@ -50,6 +50,7 @@ type Jailer struct {
 	startNote   string
 	startIsHome bool
 	startOnce   sync.Once
+	madeSaid    sync.Map // protected paths a command made, said once each
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -289,10 +290,10 @@ func (c *command) name() string {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, error) {
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, []string, error) {
 	prot, err := j.protector.protection(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return &wrap.Request{
 		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
@@ -304,7 +305,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		// mode, the wsh binary's) before it ends: from its start on, a
 		// refusal is its doing, not the host's.
 		Started: j.state.JailWorked,
-	}, nil
+	}, prot.missing, nil
 }
 
 // Probe makes one jail exactly as a command would get it, runs this binary
@@ -319,7 +320,7 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req, err := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	req, _, err := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
 	if err != nil {
 		return degrade.Verdict{}, nil, err
 	}
@@ -375,7 +376,7 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, missing, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if err != nil {
 		// The protected paths cannot all be protected: no jail, rather
 		// than one that leaves some writable.
@@ -389,6 +390,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	out := wrap.Run(ctx, req)
 	done()
+	j.sayMade(missing)
 	if err := ctx.Err(); err != nil {
 		// Cancelled: whatever the jail got to, the command's outcome is the
 		// cancellation, and it teaches the degrade state nothing.
@@ -417,6 +419,21 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
 	return interp.ExitStatus(126)
+}
+
+// sayMade says, once each, which of the protected paths that were missing
+// before a command, and that wsh does not make, are there after it: the
+// jail could not keep the command from making them, and a program on the
+// host may run what they hold.
+func (j *Jailer) sayMade(missing []string) {
+	for _, p := range missing {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
+			fmt.Fprintf(j.warn, "wsh: a command made %s, a protected path that was missing: check it before a program on the host reads it\n", p)
+		}
+	}
 }
 
 // startNoteNow is the start directory's note as it stands: a start

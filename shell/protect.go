@@ -21,7 +21,7 @@ import (
 // worktrees) are found by gitCandidates.
 var DefaultProtected = []string{
 	".gitconfig", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-	".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
+	".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
 	".devcontainer", ".devcontainer.json",
 }
 
@@ -65,6 +65,9 @@ type protection struct {
 	pins, paths []jail.PathID
 	seen        map[string]bool // "pin:" or "path:" and the path
 	lstat       map[string]lstatResult
+	// missing are the protected paths that are not there and that wsh
+	// does not make: a command can make them, and wsh says so after.
+	missing []string
 }
 
 type lstatResult struct {
@@ -561,6 +564,15 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 			out.lstat[next] = lstatResult{fi, err}
 		}
 		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if !out.seen["missing:"+path] {
+				if out.seen == nil {
+					out.seen = map[string]bool{}
+				}
+				out.seen["missing:"+path] = true
+				out.missing = append(out.missing, path)
+			}
+			return
 		case err != nil:
 			return
 		case fi.Mode()&fs.ModeSymlink != 0:
