@@ -160,3 +160,46 @@ func TestProtectedMissingFileMade(t *testing.T) {
 		})
 	}
 }
+
+// swapScript exchanges the directory x and the symlink xl (to .git) with
+// renameat2(RENAME_EXCHANGE) for the given seconds: a path the shell
+// resolved as x/config is, a moment later, .git/config.
+const swapScript = `
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+end = time.time() + float(sys.argv[1])
+n = 0
+while time.time() < end:
+    libc.renameat2(-100, b"x", -100, b"xl", 2)
+    n += 1
+print(n, file=sys.stderr)
+`
+
+// TestProtectedInProcessRace: the shell's own redirection checks the path
+// it resolved, then opens it following no symlink: a jailed job that swaps
+// a directory for a symlink to .git in between cannot lead the write to
+// .git/config.
+func TestProtectedInProcessRace(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("this test needs python3: %v", err)
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := hostRepo(t, u)
+			writeOwned(t, u, filepath.Join(dir, "swap.py"), swapScript)
+			r := runWsh(t, u, dir, jailEnv, `mkdir x && ln -s .git xl
+python3 swap.py 4 & sleep 0.3
+i=0; while [ $i -lt 3000 ]; do printf '[core]\n\tfsmonitor = touch PLANTED\n' >> x/config 2>/dev/null; i=$((i+1)); done
+wait`)
+			b, _ := os.ReadFile(filepath.Join(dir, ".git", "config"))
+			if strings.Contains(string(b), "PLANTED") {
+				t.Errorf("the shell's redirection, raced, wrote .git/config:\n%s\n%s", b, r.stderr)
+			}
+			if w, _ := os.ReadFile(filepath.Join(dir, "x", "config")); !strings.Contains(string(w), "PLANTED") {
+				if w2, _ := os.ReadFile(filepath.Join(dir, "xl", "config")); !strings.Contains(string(w2), "PLANTED") {
+					t.Errorf("no write landed in x at all: the race did not run\n%s", r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -125,9 +125,13 @@ func isDirOrSpecial(fd int) bool {
 	return unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG
 }
 
-// openat2 opens rel beneath dirfd: no symlink or ".." may leave it.
+// openat2 opens rel beneath dirfd, following no symlink at all: rel was
+// resolved and checked (protected paths) as it was a moment ago, and a
+// symlink put in its way since (a directory swapped for one) would lead
+// the open to a path that was not checked. ELOOP then, and openWrite
+// resolves again.
 func openat2(dirfd int, rel string, flag int, perm os.FileMode) (int, error) {
-	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	how := &unix.OpenHow{Flags: uint64(flag) | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	if flag&os.O_CREATE != 0 {
 		how.Mode = uint64(perm.Perm())
 	}
