@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // gitAs runs the host's git in dir as u, unconfined, and fails the test
@@ -201,5 +202,141 @@ wait`)
 				}
 			}
 		})
+	}
+}
+
+// TestProtectedReview4: what the fourth review broke, each read back on
+// the host after the jailed script: the hook or config it tried to plant
+// is not there, or wsh said what the command changed.
+func TestProtectedReview4(t *testing.T) {
+	hook := `printf "#!/bin/sh\ntouch PLANTED\n" > `
+	cases := []struct {
+		name   string
+		only   int                                    // -1: every user; else the index in users
+		setup  func(t *testing.T, u user, dir string) // on the host, before
+		script string
+		check  func(t *testing.T, dir string, r result)
+	}{
+		{"chmod 000 .git, then put it back", 1, nil,
+			`chmod 000 .git; /bin/true; sh -c 'chmod 755 .git && printf "[core]\n\tfsmonitor = touch PLANTED\n" >> .git/config'; chmod 755 .git`,
+			func(t *testing.T, dir string, r result) {
+				if b, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); strings.Contains(string(b), "PLANTED") {
+					t.Errorf(".git/config planted:\n%s%s", b, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "cannot check the protected paths") {
+					t.Errorf("no command refused:\n%s", r.stderr)
+				}
+			}},
+		{".git/hooks a symlink, pointed elsewhere", -1,
+			func(t *testing.T, u user, dir string) {
+				os.Rename(filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, "githooks"))
+				os.Symlink("../githooks", filepath.Join(dir, ".git", "hooks"))
+			},
+			`sh -c '` + hook + `githooks/pre-commit' 2>/dev/null; mkdir -p evil && sh -c 'ln -sfn ../evil .git/hooks' 2>/dev/null; /bin/true`,
+			func(t *testing.T, dir string, r result) {
+				if _, err := os.Lstat(filepath.Join(dir, "githooks", "pre-commit")); err == nil {
+					t.Errorf("a hook was planted in the symlinked hooks directory")
+				}
+				if !strings.Contains(r.stderr, "wsh: a command changed the symlink "+filepath.Join(dir, ".git", "hooks")) {
+					t.Errorf("the symlink pointed elsewhere is not said:\n%s", r.stderr)
+				}
+			}},
+		{"a hook that is a symlink into the working tree", -1,
+			func(t *testing.T, u user, dir string) {
+				writeOwned(t, u, filepath.Join(dir, "pre-commit.sh"), "#!/bin/sh\n")
+				os.Symlink("../../pre-commit.sh", filepath.Join(dir, ".git", "hooks", "pre-commit"))
+			},
+			`sh -c 'echo "touch PLANTED" >> pre-commit.sh' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				if b, _ := os.ReadFile(filepath.Join(dir, "pre-commit.sh")); strings.Contains(string(b), "PLANTED") {
+					t.Errorf("the hook's target in the working tree was changed")
+				}
+			}},
+		{"a submodule's .git file", -1,
+			func(t *testing.T, u user, dir string) {
+				sub := mkdirAllOwned(t, u, dir, ".git/modules/libs/sub")
+				writeOwned(t, u, filepath.Join(sub, "HEAD"), "ref: refs/heads/master\n")
+				writeOwned(t, u, filepath.Join(sub, "config"), "[core]\n\tworktree = ../../../../libs/sub\n")
+				mkdirAllOwned(t, u, dir, "libs/sub")
+				writeOwned(t, u, filepath.Join(dir, "libs", "sub", ".git"), "gitdir: ../../.git/modules/libs/sub\n")
+			},
+			`sh -c 'echo "gitdir: ../../evilgit" > libs/sub/.git' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				if b, _ := os.ReadFile(filepath.Join(dir, "libs", "sub", ".git")); strings.Contains(string(b), "evil") {
+					t.Errorf("the submodule's .git file was pointed elsewhere")
+				}
+			}},
+		{"a background job's file, at exit", -1, nil,
+			// Only builtins after the job: no later command's check sees
+			// the file; the Runner's Close must.
+			`sh -c 'echo {} > .mcp.json; sleep 100' & i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done`,
+			func(t *testing.T, dir string, r result) {
+				if !strings.Contains(r.stderr, "wsh: a command made "+filepath.Join(dir, ".mcp.json")) {
+					t.Errorf("the background job's .mcp.json is not said:\n%s", r.stderr)
+				}
+			}},
+	}
+	for ui, u := range users {
+		for _, c := range cases {
+			if c.only >= 0 && c.only != ui {
+				continue
+			}
+			t.Run(u.name+"/"+c.name, func(t *testing.T) {
+				dir := hostRepo(t, u)
+				if c.setup != nil {
+					c.setup(t, u, dir)
+				}
+				r := runWsh(t, u, dir, jailEnv, c.script)
+				c.check(t, dir, r)
+			})
+		}
+	}
+}
+
+// TestProtectedRepositoryMadeInAChild: a repository made (git init) in a
+// child of the start directory that existed before is protected from the
+// next command on, though the start directory itself did not change.
+func TestProtectedRepositoryMadeInAChild(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			parent := workDir(t, u)
+			sub := filepath.Join(parent, "sub")
+			mkdirOwned(t, u, sub)
+			// Old enough that a listing of parent is kept.
+			old := time.Now().Add(-time.Hour)
+			os.Chtimes(parent, old, old)
+			out := mustJail(t, u, parent, nil, `/bin/true; git init -q sub; /bin/true; sh -c 'printf "#!/bin/sh\n" > sub/.git/hooks/pre-commit' 2>&1; true`)
+			if _, err := os.Lstat(filepath.Join(sub, ".git", "hooks", "pre-commit")); err == nil {
+				t.Errorf("a hook was planted in a repository made in an existing child:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestPlaceholderNotThroughASymlink: wsh makes its placeholders in a
+// directory opened without symlinks: a jailed job that swaps a fake
+// submodule gitdir for a symlink elsewhere while later commands start
+// does not have wsh make them there.
+func TestPlaceholderNotThroughASymlink(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("this test needs python3: %v", err)
+	}
+	u := users[0]
+	dir := hostRepo(t, u)
+	target := t.TempDir() // a directory wsh has no reason to write to
+	// The job makes the fake gitdir after its own jail started (so that
+	// its jail did not pin it), and a symlink to target, and swaps them.
+	// (The symlink is beside the gitdir: a rename cannot cross the
+	// jail's mount of .git.)
+	swap := strings.ReplaceAll(strings.ReplaceAll(swapScript, `b"x"`, `b".git/modules/y"`), `b"xl"`, `b".git/modules/ylink"`)
+	swap = strings.Replace(swap, "end = ", "os.makedirs('.git/modules/y', exist_ok=True)\nopen('.git/modules/y/HEAD', 'w').write('ref: refs/heads/master\\n')\nos.symlink(sys.argv[2], '.git/modules/ylink')\nend = ", 1)
+	writeOwned(t, u, filepath.Join(dir, "swap.py"), swap)
+	runWsh(t, u, dir, jailEnv, `python3 swap.py 4 `+target+` & sleep 0.3; i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; wait`)
+	if ents, _ := os.ReadDir(target); len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("wsh made placeholders through the swapped symlink, in %s: %v", target, names)
 	}
 }

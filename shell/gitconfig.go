@@ -2,8 +2,12 @@ package shell
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // gitConfigValue returns the last value of section.key (both without
@@ -14,17 +18,23 @@ import (
 // read. It is for finding what wsh must protect (core.hooksPath), not a
 // full reader: include and includeIf are not followed.
 func gitConfigValue(path, section, key string) (value string, ok bool) {
-	value, ok = readGitConfig(path)[strings.ToLower(section+"."+key)]
+	m, _ := readGitConfig(path)
+	value, ok = m[strings.ToLower(section+"."+key)]
 	return value, ok
 }
 
 // readGitConfig reads the values of the sections without a subsection of
 // the git config file path, by "section.key" in lower case, the last one
-// of each; nil when it cannot be read.
-func readGitConfig(path string) map[string]string {
+// of each. A missing file has none; one that cannot be read, or has a line
+// longer than 1 MiB, is an error: the protection fails closed rather than
+// miss what git would read.
+func readGitConfig(path string) (map[string]string, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer f.Close()
 	out := map[string]string{}
@@ -32,10 +42,23 @@ func readGitConfig(path string) map[string]string {
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	section := ""
 	var pending string
-	for sc.Scan() {
-		line := pending + sc.Text()
+	first := true
+	for {
+		more := sc.Scan()
+		if !more && pending == "" {
+			break
+		}
+		text := sc.Text()
+		if !more {
+			text = "" // a continuation on the last line: git ends it there
+		}
+		if first {
+			text = strings.TrimPrefix(text, "\ufeff") // git skips a UTF-8 byte order mark
+			first = false
+		}
+		line := pending + text
 		pending = ""
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+		if more && strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
 			pending = strings.TrimSuffix(line, `\`)
 			continue
 		}
@@ -64,8 +87,14 @@ func readGitConfig(path string) map[string]string {
 		if v, k, found := parseConfigLine(t); found {
 			out[section+"."+strings.ToLower(k)] = v
 		}
+		if !more {
+			break
+		}
 	}
-	return out
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }
 
 // parseConfigLine parses "key = value" (or a bare "key", true).

@@ -3,6 +3,7 @@ package shell
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,8 @@ func TestGitConfigValue(t *testing.T) {
 		{"escapes", "[core]\n\thooksPath = \"a\\\\b\\\"c\"\n", `a\b"c`, true},
 		{"commented out", "[core]\n#\thooksPath = a\n;hooksPath = b\n", "", false},
 		{"none", "[core]\n\tbare = false\n", "", false},
+		{"a byte order mark", "\ufeff[core]\n\thooksPath = .githooks\n", ".githooks", true},
+		{"a continuation on the last line", "[core]\n\thooksPath = hooks\\", "hooks", true},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {
@@ -39,5 +42,10 @@ func TestGitConfigValue(t *testing.T) {
 	}
 	if _, ok := gitConfigValue(filepath.Join(dir, "missing"), "core", "hookspath"); ok {
 		t.Error("a missing file has a value")
+	}
+	long := filepath.Join(dir, "long")
+	mustDo(t, os.WriteFile(long, []byte("[core]\n\tx = "+strings.Repeat("a", 2<<20)+"\n\thooksPath = h\n"), 0o644))
+	if _, err := readGitConfig(long); err == nil {
+		t.Error("a config with a line of 2 MiB read without an error: its hooksPath would be missed")
 	}
 }

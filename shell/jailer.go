@@ -51,6 +51,8 @@ type Jailer struct {
 	startIsHome bool
 	startOnce   sync.Once
 	madeSaid    sync.Map // protected paths a command made, said once each
+	watchMu     sync.Mutex
+	watching    map[*protection]bool // the protection of each command running
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -290,7 +292,7 @@ func (c *command) name() string {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, []string, error) {
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, *protection, error) {
 	prot, err := j.protector.protection(dir)
 	if err != nil {
 		return nil, nil, err
@@ -305,7 +307,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		// mode, the wsh binary's) before it ends: from its start on, a
 		// refusal is its doing, not the host's.
 		Started: j.state.JailWorked,
-	}, prot.missing, nil
+	}, &prot, nil
 }
 
 // Probe makes one jail exactly as a command would get it, runs this binary
@@ -376,7 +378,7 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req, missing, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, prot, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if err != nil {
 		// The protected paths cannot all be protected: no jail, rather
 		// than one that leaves some writable.
@@ -388,9 +390,10 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
+	j.watchProtection(prot, true)
 	out := wrap.Run(ctx, req)
 	done()
-	j.sayMade(missing)
+	j.watchProtection(prot, false)
 	if err := ctx.Err(); err != nil {
 		// Cancelled: whatever the jail got to, the command's outcome is the
 		// cancellation, and it teaches the degrade state nothing.
@@ -421,18 +424,71 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	return interp.ExitStatus(126)
 }
 
-// sayMade says, once each, which of the protected paths that were missing
-// before a command, and that wsh does not make, are there after it: the
-// jail could not keep the command from making them, and a program on the
-// host may run what they hold.
-func (j *Jailer) sayMade(missing []string) {
-	for _, p := range missing {
-		if _, err := os.Lstat(p); err != nil {
+// watchProtection notes a command's protection as it starts (start) and
+// checks it once it ended: which of the protected paths that were
+// missing, and that wsh does not make, are there now, and which symlinks
+// on the way to a protected path lead elsewhere. The jail could not keep
+// the command from either; a program on the host may run what they lead
+// to. Each is said once. The Runner's Close checks what commands still
+// running (a background job) may have done.
+func (j *Jailer) watchProtection(prot *protection, start bool) {
+	j.watchMu.Lock()
+	if j.watching == nil {
+		j.watching = map[*protection]bool{}
+	}
+	if start {
+		j.watching[prot] = true
+		j.watchMu.Unlock()
+		return
+	}
+	delete(j.watching, prot)
+	j.watchMu.Unlock()
+	j.checkProtection(prot)
+}
+
+func (j *Jailer) checkProtection(prot *protection) {
+	for _, p := range prot.missing {
+		_, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			// A directory on the way made unsearchable may hide a file
+			// made: said once for the directory, not for each path.
+			dir := filepath.Dir(p)
+			if _, said := j.madeSaid.LoadOrStore("dir:"+dir, true); !said {
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command made protected paths in %s (%v): check it before a program on the host reads it\n", dir, unwrapErrno(err))
+			}
 			continue
 		}
 		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
 			fmt.Fprintf(j.warn, "wsh: a command made %s, a protected path that was missing: check it before a program on the host reads it\n", p)
 		}
+	}
+	for link, target := range prot.links {
+		now, err := os.Readlink(link)
+		if err == nil && now == target {
+			continue
+		}
+		if _, said := j.madeSaid.LoadOrStore("link:"+link, true); !said {
+			if err != nil {
+				now = "nothing: " + unwrapErrno(err).Error()
+			}
+			fmt.Fprintf(j.warn, "wsh: a command changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", link, target, now)
+		}
+	}
+}
+
+// checkWatched checks the protection of every command still running.
+func (j *Jailer) checkWatched() {
+	j.watchMu.Lock()
+	var ps []*protection
+	for p := range j.watching {
+		ps = append(ps, p)
+	}
+	j.watchMu.Unlock()
+	for _, p := range ps {
+		j.checkProtection(p)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wsh/jail"
 )
 
@@ -63,11 +65,46 @@ const (
 // moment: the directories to pin, the paths to make read-only.
 type protection struct {
 	pins, paths []jail.PathID
-	seen        map[string]bool // "pin:" or "path:" and the path
+	seen        map[string]bool // "pin:", "path:", "missing:" or "link:" and the path
 	lstat       map[string]lstatResult
 	// missing are the protected paths that are not there and that wsh
 	// does not make: a command can make them, and wsh says so after.
 	missing []string
+	// links are the symlinks on the way to a protected path, with their
+	// targets: a command can point them elsewhere, and wsh says so after.
+	links map[string]string
+	err   error // the first reason the protection cannot be made
+}
+
+// once reports whether key was seen, and notes it.
+func (pr *protection) once(key string) bool {
+	if pr.seen[key] {
+		return true
+	}
+	if pr.seen == nil {
+		pr.seen = map[string]bool{}
+	}
+	pr.seen[key] = true
+	return false
+}
+
+func (pr *protection) fail(err error) {
+	if err != nil && pr.err == nil {
+		pr.err = err
+	}
+}
+
+func (pr *protection) noteMissing(path string) {
+	if !pr.once("missing:" + path) {
+		pr.missing = append(pr.missing, path)
+	}
+}
+
+func (pr *protection) watch(link, target string) {
+	if pr.links == nil {
+		pr.links = map[string]string{}
+	}
+	pr.links[link] = target
 }
 
 type lstatResult struct {
@@ -88,23 +125,23 @@ func (pr *protection) lstatOnce(path string) (fs.FileInfo, error) {
 	return fi, err
 }
 
-// add adds path's identity to the pins (pin) or the paths, once.
+// add adds path's identity to the pins (pin) or the paths, once. A path
+// that is there but whose identity cannot be read fails the protection.
 func (pr *protection) add(path string, pin bool) {
 	key := "path:" + path
 	if pin {
 		key = "pin:" + path
 	}
-	if pr.seen[key] {
+	if pr.once(key) {
 		return
 	}
 	id, err := jail.NewPathID(path)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			pr.fail(fmt.Errorf("cannot protect %s: %w", path, err))
+		}
 		return
 	}
-	if pr.seen == nil {
-		pr.seen = map[string]bool{}
-	}
-	pr.seen[key] = true
 	if pin {
 		pr.pins = append(pr.pins, id)
 	} else {
@@ -122,55 +159,97 @@ type protector struct {
 	gitCfg   []string // the git config files beside a repository's own (system, global)
 
 	mu    sync.Mutex
-	repos map[string]repoCache // a project root's repositories one level down
+	repos map[string]repoCache // a project root's subdirectories
 }
 
-// repoCache is the list of a directory's children that are repositories
-// (have a .git), as of the directory's mtime.
+// repoCache is the list of a directory's subdirectories, as of its mtime
+// and ctime, read when they were already older than racyTime: a change
+// within the file system's timestamp granularity of the read would not
+// show in them.
 type repoCache struct {
-	mtime time.Time
-	repos []string
-	err   error
+	mtime, ctime time.Time
+	dirs         []string
 }
 
-// reposBelow lists the children of dir that are git repositories: a
-// directory of projects (wsh started in ~/src) has their .git one level
-// down. Cached until dir's mtime changes (a child made or removed). More
-// than maxReposBelow is an error: the protection fails closed rather than
-// leave some out (a command could make a thousand to hide one).
+// racyTime is how old a directory's times must be for its listing to be
+// kept: timestamps have the granularity of a kernel tick.
+const racyTime = 100 * time.Millisecond
+
+// reposBelow lists the children of dir that are git repositories (have a
+// .git), resolved: a directory of projects (wsh started in ~/src) has
+// their .git one level down. The listing of dir is kept while its mtime
+// and ctime stay (a child made, removed or renamed changes both; a
+// command can set the mtime back, not the ctime); each child's .git is
+// looked up every time (git init in an existing child changes nothing of
+// dir). A child that is a symlink to a directory counts where it leads.
+// More than maxReposBelow is an error: the protection fails closed rather
+// than leave some out (a command could make a thousand to hide one).
 func (p *protector) reposBelow(dir string) ([]string, error) {
-	fi, err := os.Stat(dir)
+	dirs, err := p.childDirs(dir)
 	if err != nil {
-		return nil, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.repos[dir]; ok && c.mtime.Equal(fi.ModTime()) {
-		return c.repos, c.err
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil
+		return nil, err
 	}
 	var repos []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Lstat(filepath.Join(dir, e.Name(), ".git")); err == nil {
-			repos = append(repos, filepath.Join(dir, e.Name()))
+	for _, d := range dirs {
+		_, err := os.Lstat(filepath.Join(d, ".git"))
+		if err == nil {
+			repos = append(repos, d)
+		} else if err := p.unlessBenign(err, d); err != nil {
+			return nil, err
 		}
 	}
 	if len(repos) > maxReposBelow {
-		err = fmt.Errorf("%s holds %d repositories, more than the %d whose hooks and config wsh protects; "+
+		return nil, fmt.Errorf("%s holds %d repositories, more than the %d whose hooks and config wsh protects; "+
 			"start wsh in one of them, or name it in WSH_WRITABLE", dir, len(repos), maxReposBelow)
-		repos = nil
 	}
-	if p.repos == nil {
-		p.repos = map[string]repoCache{}
+	return repos, nil
+}
+
+// childDirs lists dir's subdirectories, and the directories its symlinks
+// lead to, resolved.
+func (p *protector) childDirs(dir string) ([]string, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return nil, p.unlessBenign(err, filepath.Dir(dir))
 	}
-	p.repos[dir] = repoCache{fi.ModTime(), repos, err}
-	return repos, err
+	mtime, ctime := time.Unix(st.Mtim.Unix()), time.Unix(st.Ctim.Unix())
+	p.mu.Lock()
+	c, ok := p.repos[dir]
+	p.mu.Unlock()
+	if ok && c.mtime.Equal(mtime) && c.ctime.Equal(ctime) {
+		return c.dirs, nil
+	}
+	started := time.Now()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, p.unlessBenign(err, dir)
+	}
+	var dirs []string
+	for _, e := range ents {
+		d := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			dirs = append(dirs, d)
+		case e.Type()&fs.ModeSymlink != 0:
+			if t, err := filepath.EvalSymlinks(d); err == nil && p.rootOf(t) != "" {
+				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+					dirs = append(dirs, t)
+				}
+			}
+		}
+	}
+	if started.Sub(ctime) > racyTime && started.Sub(mtime) > racyTime {
+		// A symlink among them is followed again once the listing is
+		// read again; until then it leads where it led (a command that
+		// points it elsewhere changes dir's ctime, so it is read again).
+		p.mu.Lock()
+		if p.repos == nil {
+			p.repos = map[string]repoCache{}
+		}
+		p.repos[dir] = repoCache{mtime, ctime, dirs}
+		p.mu.Unlock()
+	}
+	return dirs, nil
 }
 
 // newProtector makes the protector for the writable paths. projects are
@@ -260,7 +339,10 @@ func (p *protector) candidates(dir string) ([]candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	global := p.globalHooksPath()
+	global, err := p.globalHooksPath()
+	if err != nil {
+		return nil, err
+	}
 	for _, b := range bases {
 		if p.rootOf(b) == "" {
 			continue
@@ -317,7 +399,7 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 	gitPath := filepath.Join(base, ".git")
 	fi, err := os.Lstat(gitPath)
 	if err != nil {
-		return nil, nil
+		return nil, p.unlessBenign(err, base)
 	}
 	var out []candidate
 	gitdir := gitPath
@@ -330,15 +412,33 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 		}
 		out = append(out, candidate{path: gitPath, base: base})
 		gitdir = d
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// .git a symlink to the gitdir (the repo tool's layout): the
+		// symlink is watched (walk), the gitdir protected where it is.
+		d, err := filepath.EvalSymlinks(gitPath)
+		if err != nil {
+			return nil, nil
+		}
+		out = append(out, candidate{path: gitPath, base: base})
+		gitdir = d
 	default:
 		return nil, nil
 	}
-	n := 0
+	n, budget := 0, maxModuleDirs
 	localHP := global // core.hooksPath: the repository's own, else the global one
 	var addGitdir func(dir string, depth int) error
-	addGitdir = func(dir string, depth int) error {
+	count := func() error {
 		if n++; n > maxGitdirs {
 			return fmt.Errorf("the repository %s has more than %d submodules and worktrees, whose hooks and config wsh protects", base, maxGitdirs)
+		}
+		return nil
+	}
+	addGitdir = func(dir string, depth int) error {
+		if err := count(); err != nil {
+			return err
+		}
+		if depth > maxGitDepth {
+			return fmt.Errorf("the repository %s has submodules nested more than %d deep, whose hooks and config wsh protects", base, maxGitDepth)
 		}
 		own := makeCommondir
 		common := dir
@@ -350,12 +450,23 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 		// sparse-checkout sets it later, on the host, and a config.worktree
 		// a command left would then be read: a missing one is made empty.
 		wt := makeEmptyFile
-		cfg := readGitConfig(filepath.Join(common, "config"))
+		cfg, err := readGitConfig(filepath.Join(common, "config"))
+		if err != nil {
+			if err := p.unlessBenign(err, common); err != nil {
+				return err
+			}
+		}
+		wcfg, err := readGitConfig(filepath.Join(dir, "config.worktree"))
+		if err != nil {
+			if err := p.unlessBenign(err, dir); err != nil {
+				return err
+			}
+		}
 		if depth == 0 {
 			if v, ok := cfg["core.hookspath"]; ok {
 				localHP = v
 			}
-			if v, ok := readGitConfig(filepath.Join(dir, "config.worktree"))["core.hookspath"]; ok {
+			if v, ok := wcfg["core.hookspath"]; ok {
 				localHP = v
 			}
 		}
@@ -364,24 +475,49 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 			candidate{path: filepath.Join(dir, "config.worktree"), make: wt},
 			candidate{path: filepath.Join(dir, "hooks"), make: makeDir},
 			candidate{path: filepath.Join(dir, "commondir"), make: own})
+		out = append(out, p.hookLinks(filepath.Join(dir, "hooks"))...)
 		if common != dir {
 			out = append(out,
 				candidate{path: filepath.Join(common, "config")},
 				candidate{path: filepath.Join(common, "config.worktree"), make: wt},
 				candidate{path: filepath.Join(common, "hooks"), make: makeDir})
+			out = append(out, p.hookLinks(filepath.Join(common, "hooks"))...)
 		}
-		if depth > 8 {
-			return nil
+		if depth > 0 {
+			// A submodule's gitdir: git finds it through the .git file of
+			// the submodule's working tree, which core.worktree names.
+			if wtree, ok := cfg["core.worktree"]; ok && wtree != "" {
+				if !filepath.IsAbs(wtree) {
+					wtree = filepath.Join(dir, wtree)
+				}
+				out = append(out, candidate{path: filepath.Join(filepath.Clean(wtree), ".git")})
+			}
 		}
-		if err := p.eachGitdir(filepath.Join(common, "modules"), 0, func(d string) error { return addGitdir(d, depth+1) }); err != nil {
+		if err := p.eachGitdir(filepath.Join(common, "modules"), &budget, func(d string) error { return addGitdir(d, depth+1) }); err != nil {
 			return err
 		}
-		ents, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+		wts := filepath.Join(common, "worktrees")
+		ents, err := os.ReadDir(wts)
+		if err != nil {
+			if err := p.unlessBenign(err, common); err != nil {
+				return err
+			}
+		}
 		for _, e := range ents {
-			if e.IsDir() {
-				w := filepath.Join(common, "worktrees", e.Name())
-				out = append(out, candidate{path: filepath.Join(w, "config.worktree"), make: wt},
-					candidate{path: filepath.Join(w, "commondir")})
+			if !e.IsDir() {
+				continue
+			}
+			if err := count(); err != nil {
+				return err
+			}
+			w := filepath.Join(wts, e.Name())
+			out = append(out, candidate{path: filepath.Join(w, "config.worktree"), make: wt},
+				candidate{path: filepath.Join(w, "commondir")})
+			// The worktree's own .git file, which names this gitdir.
+			if b, err := os.ReadFile(filepath.Join(w, "gitdir")); err == nil && len(b) < 4096 {
+				if g := strings.TrimSpace(string(b)); filepath.IsAbs(g) {
+					out = append(out, candidate{path: filepath.Clean(g)})
+				}
 			}
 		}
 		return nil
@@ -391,6 +527,7 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 	}
 	if hp := p.resolveHooksPath(base, localHP); hp != "" {
 		out = append(out, candidate{path: hp})
+		out = append(out, p.hookLinks(hp)...)
 		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
 			out = append(out, candidate{path: filepath.Dir(hp)})
 		}
@@ -405,34 +542,89 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 	return out, nil
 }
 
-// eachGitdir calls f for each gitdir beneath dir (a modules directory,
-// where a submodule at libs/sub has its gitdir at modules/libs/sub): a
-// directory with a HEAD. It does not look inside a gitdir; f does.
-func (p *protector) eachGitdir(dir string, depth int, f func(string) error) error {
-	if depth > 8 {
-		return nil
-	}
+// maxGitDepth is how deep submodules may nest before the protection
+// fails closed.
+const maxGitDepth = 8
+
+// hookLinks are the targets of the hooks in dir that are symlinks (a
+// hooks directory that links to scripts of the working tree): the hook
+// git runs is the target, which is protected where it lies.
+func (p *protector) hookLinks(dir string) []candidate {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
+	}
+	var out []candidate
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if t, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name())); err == nil {
+			out = append(out, candidate{path: t})
+		}
+	}
+	return out
+}
+
+// unlessBenign is nil for err where a protected path is not there
+// (ENOENT, ENOTDIR), or where dir, which the kernel did not let this uid
+// search, is another user's: a command, running as this uid, can neither
+// reach nor chmod it either. Any other error is returned: the protection
+// fails closed, since a command can make a path fail (chmod 000 .git) to
+// have it left out, then put it back.
+func (p *protector) unlessBenign(err error, dir string) error {
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		var st syscall.Stat_t
+		if syscall.Lstat(dir, &st) == nil && int(st.Uid) != os.Getuid() && os.Getuid() != 0 {
+			return nil
+		}
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("cannot check the protected paths in %s: %w (no command runs until it is searchable again: chmod u+rx it outside wsh)", dir, err)
+	}
+	return fmt.Errorf("cannot check the protected paths in %s: %w", dir, err)
+}
+
+// eachGitdir calls f for each gitdir beneath dir (a modules directory,
+// where a submodule at libs/sub has its gitdir at modules/libs/sub): a
+// directory with a HEAD. It does not look inside a gitdir; f does.
+func (p *protector) eachGitdir(dir string, budget *int, f func(string) error) error {
+	if *budget--; *budget < 0 {
+		return fmt.Errorf("%s holds more than %d directories to look through for submodules' gitdirs", dir, maxModuleDirs)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return p.unlessBenign(err, filepath.Dir(dir))
 	}
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
 		d := filepath.Join(dir, e.Name())
-		if hfi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && hfi.Mode().IsRegular() {
+		hfi, err := os.Lstat(filepath.Join(d, "HEAD"))
+		if err == nil && hfi.Mode().IsRegular() {
 			if err := f(d); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := p.eachGitdir(d, depth+1, f); err != nil {
+		if err := p.unlessBenign(err, d); err != nil {
+			return err
+		}
+		if err := p.eachGitdir(d, budget, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// maxModuleDirs is how many directories beneath a repository's modules
+// wsh looks through (a submodule at a/b/c has its gitdir at
+// modules/a/b/c) before the protection fails closed.
+const maxModuleDirs = 4096
 
 // readGitFile reads a .git file: "gitdir: DIR", relative to its directory.
 func readGitFile(path string) (string, bool) {
@@ -488,14 +680,18 @@ func (p *protector) resolveHooksPath(base, hp string) string {
 
 // globalHooksPath is core.hooksPath as the system's and the user's config
 // set it, or "".
-func (p *protector) globalHooksPath() string {
+func (p *protector) globalHooksPath() (string, error) {
 	hp := ""
 	for _, f := range p.gitCfg {
-		if v, ok := gitConfigValue(f, "core", "hookspath"); ok {
+		m, err := readGitConfig(f)
+		if err != nil {
+			return "", p.unlessBenign(err, filepath.Dir(f))
+		}
+		if v, ok := m["core.hookspath"]; ok {
 			hp = v
 		}
 	}
-	return hp
+	return hp, nil
 }
 
 // globalGitConfigs are the config files git reads before a repository's:
@@ -530,7 +726,7 @@ func (p *protector) protection(dir string) (protection, error) {
 	for _, c := range cs {
 		p.walk(c.path, c.base, c.make, &out)
 	}
-	return out, nil
+	return out, out.err
 }
 
 // walk walks from base to path, pinning the directories in between,
@@ -538,9 +734,12 @@ func (p *protector) protection(dir string) (protection, error) {
 // is there. A base that is a repository below a writable path is pinned
 // too, with the directories between them: else a command could move the
 // repository away and put one of its own, with its own .git, in its place.
+// A symlink on the way cannot be a mount point: its target, when it lies
+// in a writable path, is protected there, and the symlink itself is
+// watched (a command can point it elsewhere: wsh says so after).
 func (p *protector) walk(path, root string, make placeholder, out *protection) {
 	if _, err := out.lstatOnce(filepath.Join(root, ".git")); err != nil {
-		// not a repository: nothing above it to pin
+		out.fail(p.unlessBenign(err, root))
 	} else if w := p.rootOf(root); w != "" {
 		for d := filepath.Dir(root); under(d, w) && d != w; d = filepath.Dir(d) {
 			out.add(d, true)
@@ -564,18 +763,15 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 			out.lstat[next] = lstatResult{fi, err}
 		}
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if !out.seen["missing:"+path] {
-				if out.seen == nil {
-					out.seen = map[string]bool{}
-				}
-				out.seen["missing:"+path] = true
-				out.missing = append(out.missing, path)
-			}
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			out.noteMissing(path)
 			return
 		case err != nil:
+			out.fail(p.unlessBenign(err, cur))
 			return
 		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(next)
+			out.watch(next, target)
 			if t, err := filepath.EvalSymlinks(next); err == nil {
 				if r := p.rootOf(t); r != "" && t != path {
 					p.walk(filepath.Join(append([]string{t}, parts[i+1:]...)...), r, makeNone, out)
@@ -593,22 +789,35 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 	}
 }
 
-// makePlaceholder makes path as make says, never through a symlink.
+// makePlaceholder makes path as make says, in its directory opened
+// without following any symlink: a command that swaps a directory on the
+// way for a symlink cannot have wsh make the placeholder elsewhere.
 func makePlaceholder(path string, make placeholder) error {
-	var content string
-	switch make {
-	case makeNone:
+	if make == makeNone {
 		return fs.ErrNotExist
-	case makeDir:
-		return os.Mkdir(path, 0o755)
-	case makeCommondir:
-		content = ".\n"
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	dfd, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(content)
+	defer unix.Close(dfd)
+	name := filepath.Base(path)
+	if make == makeDir {
+		return unix.Mkdirat(dfd, name, 0o755)
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if make == makeCommondir {
+		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
+		// ".", and git reads both as the gitdir itself.
+		_, err = f.WriteString("./\n")
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
