@@ -63,6 +63,7 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 // Close removes what the Jailer made on the host (its FIFO directory).
 func (j *Jailer) Close() error {
 	j.checkWatched()
+	j.terminals.restore()
 	j.releaseHome()
 	if j.fifoDir == "" {
 		return nil

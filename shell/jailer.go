@@ -53,6 +53,7 @@ type Jailer struct {
 	madeSaid    sync.Map // protected paths a command made, said once each
 	watchMu     sync.Mutex
 	watching    map[*protection]bool // the protection of each command running
+	terminals   terminals            // put back as they were when the Runner closes
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 }
@@ -391,6 +392,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
 	j.watchProtection(prot, true)
+	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	out := wrap.Run(ctx, req)
 	done()
 	j.watchProtection(prot, false)

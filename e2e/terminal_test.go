@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestTerminalPutBack: a jailed command may change its terminal's
+// settings while it runs (a later command of the script sees them), but
+// the user gets the terminal back as it was when wsh ends, not one where
+// no key reaches the shell.
+func TestTerminalPutBack(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.IoctlRetInt(int(ptmx.Fd()), unix.TIOCGPTPEER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := os.NewFile(uintptr(fd), "pts")
+	defer pts.Close()
+	before, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Lflag&unix.ECHO == 0 || before.Lflag&unix.ICANON == 0 {
+		t.Fatalf("a fresh pty without echo or canonical mode: %#x", before.Lflag)
+	}
+	go io.Copy(io.Discard, ptmx)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	dir := workDir(t, unprivileged)
+	// The second stty runs after the first changed the settings, and
+	// reads them back from the kernel.
+	cmd := wshCmd(ctx, unprivileged, dir, nil, "-c", "stty -echo -icanon stop ^M start undef; stty -a > settings; grep Seccomp: /proc/self/status > jailed")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+	cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wsh: %v", err)
+	}
+	if b, _ := os.ReadFile(dir + "/jailed"); string(b) != "Seccomp:\t2\n" {
+		t.Fatalf("not jailed: %q", b)
+	}
+	during, _ := os.ReadFile(dir + "/settings")
+	if !containsWord(string(during), "-echo") || !containsWord(string(during), "-icanon") {
+		t.Errorf("the command's settings did not hold for the next command:\n%s", during)
+	}
+	after, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after != *before {
+		t.Errorf("the terminal was left changed after wsh ended: lflag %#x, was %#x; VSTOP %d, was %d",
+			after.Lflag, before.Lflag, after.Cc[unix.VSTOP], before.Cc[unix.VSTOP])
+	}
+}
+
+func containsWord(s, w string) bool {
+	return slices.Contains(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\n' || r == ';' }), w)
+}
