@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // jailIn runs script in the jail as the home's user, in dir, with the
@@ -585,6 +588,65 @@ func TestHomeBrokenByAnotherRun(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(data, "g")); err != nil {
 				t.Errorf("the write to the writable path did not reach the host: %v", err)
+			}
+		})
+	}
+}
+
+// TestHomeHiddenSymlinkRepointed: a hidden path of the home that the host
+// makes, while wsh runs, a symlink to a directory elsewhere is covered
+// where it leads; a command that then removes or re-points the symlink in
+// the copy-on-write home does not uncover that directory for later
+// commands: wsh keeps covering what a hidden path led to.
+func TestHomeHiddenSymlinkRepointed(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			name := ".aws-" + uniqueNumber(0)
+			secret, err := os.MkdirTemp("/var", "wsh-e2e-secret-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(secret) })
+			os.Chmod(secret, 0o755)
+			writeOwned(t, u, filepath.Join(secret, "key"), "AWSKEY-77\n")
+			fifo := filepath.Join(h.proj, "go-"+uniqueNumber(0))
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mustChown(t, fifo, u.uid)
+			t.Cleanup(func() { os.Remove(fifo) })
+			env := append(h.env("WSH_HIDE="+filepath.Join(h.dir, name)), jailEnv...)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			script := "read x < " + fifo + "; sleep 1.5; cat ~/" + name + "/key; echo \"through the link: $?\"; rm ~/" + name +
+				"; cat " + secret + "/key; echo \"after: $?\""
+			cmd := wshCmd(ctx, u, h.proj, env, "-c", script)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The host makes the hidden path, as a symlink, once wsh runs
+			// its script (it opened the FIFO).
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(h.dir, name)
+			if err := os.Symlink(secret, link); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Remove(link) })
+			w.Write([]byte("go\n"))
+			w.Close()
+			cmd.Wait()
+			got := out.String()
+			if !strings.Contains(got, "through the link: 1") {
+				t.Fatalf("the hidden path the host made was not covered where it leads:\n%s", got)
+			}
+			if strings.Contains(got, "AWSKEY") || !strings.Contains(got, "after: 1") {
+				t.Errorf("what a hidden path led to was uncovered once a command removed the symlink:\n%s", got)
 			}
 		})
 	}

@@ -299,7 +299,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		return nil, nil, err
 	}
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hidden, ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
+		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,

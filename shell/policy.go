@@ -28,15 +28,16 @@ import (
 // is read), check that descriptor, and use it.
 type policy struct {
 	writable  []jail.PathID
-	hidden    []jail.PathID // Dev and Ino 0 where the path did not exist
-	home      *homeView     // the copy-on-write home, or nil
-	protector *protector    // the protected paths beneath the writable ones
+	hidden    []jail.PathID  // Dev and Ino 0 where the path did not exist
+	learned   *learnedHidden // where hidden paths led since wsh started
+	home      *homeView      // the copy-on-write home, or nil
+	protector *protector     // the protected paths beneath the writable ones
 }
 
 // newPolicy records the identity of each writable path and of each hidden
 // path that exists, as they are now.
 func newPolicy(writable, hidden []string) (policy, error) {
-	var p policy
+	p := policy{learned: &learnedHidden{}}
 	for _, w := range writable {
 		id, err := jail.NewPathID(w)
 		if err != nil {

@@ -5,11 +5,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/jail"
 )
 
 // hiddenName reports whether path, as written or as resolved, names a
@@ -39,6 +43,11 @@ func (p *policy) hiddenName(path string) bool {
 func (p *policy) nameHidden(real string) bool {
 	for _, h := range p.hidden {
 		if under(real, h.Path) {
+			return true
+		}
+	}
+	for _, l := range p.learned.list() {
+		if under(real, l) {
 			return true
 		}
 	}
@@ -150,4 +159,69 @@ func (p *policy) walkUpHidden(dir int) bool {
 		}
 	}
 	return true
+}
+
+// learnedHidden is where hidden paths led, through a symlink, at any time
+// since wsh started (a hidden path the host made a symlink to a directory
+// elsewhere while wsh ran): it stays hidden for the rest of the run, so a
+// command that removes or re-points the symlink (in the copy-on-write
+// home, or in a writable path) does not uncover what it led to.
+type learnedHidden struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *learnedHidden) list() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.paths
+}
+
+func (l *learnedHidden) add(path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.paths, path) {
+		l.paths = append(l.paths[:len(l.paths):len(l.paths)], path)
+	}
+}
+
+// hiddenNow is what the next jail is to cover: the hidden paths, and every
+// place one led to, learned now or before. A place that is the root, a
+// writable path or the home, or holds one, is not learned: covering it
+// would end the run's work (a command can point a hidden path that lies in
+// a writable path anywhere), and while the symlink leads there the jail
+// covers it anyway.
+func (p *policy) hiddenNow() []jail.PathID {
+	if len(p.hidden) == 0 {
+		return nil
+	}
+	for _, h := range p.hidden {
+		if r, _, err := p.realPath(h.Path); err == nil && r != h.Path && p.mayLearn(r) {
+			p.learned.add(r)
+		}
+	}
+	learned := p.learned.list()
+	if len(learned) == 0 {
+		return p.hidden
+	}
+	ids := append([]jail.PathID(nil), p.hidden...)
+	for _, l := range learned {
+		ids = append(ids, jail.PathID{Path: l})
+	}
+	return ids
+}
+
+func (p *policy) mayLearn(r string) bool {
+	if r == "/" || !filepath.IsAbs(r) {
+		return false
+	}
+	for _, w := range p.writable {
+		if under(w.Path, r) {
+			return false
+		}
+	}
+	return p.home == nil || !under(p.home.path, r)
 }
