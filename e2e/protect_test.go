@@ -201,3 +201,35 @@ func TestProtectedRepositoryBelow(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectedGlobalGitConfig: the user's git config where it lies in a
+// writable path ($XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL in the
+// project or /tmp) is read-only in the jail and to the shell: git on the
+// host reads it for every repository (core.hooksPath, core.fsmonitor).
+func TestProtectedGlobalGitConfig(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			xdg := filepath.Join(dir, "xdg")
+			mkdirOwned(t, u, xdg)
+			mkdirOwned(t, u, filepath.Join(xdg, "git"))
+			writeOwned(t, u, filepath.Join(xdg, "git", "config"), "[user]\n\tname = a\n")
+			global := filepath.Join(dir, "global.gitconfig")
+			writeOwned(t, u, global, "[user]\n\tname = b\n")
+			env := append([]string{"XDG_CONFIG_HOME=" + xdg, "GIT_CONFIG_GLOBAL=" + global}, jailEnv...)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := wshCmd(ctx, u, dir, env, "-c", `echo x >> xdg/git/config; sh -c 'echo x >> xdg/git/config'; sh -c 'echo x >> global.gitconfig'; echo x >> global.gitconfig`)
+			out, _ := cmd.CombinedOutput()
+			if strings.Count(string(out), "Read-only file system") != 4 {
+				t.Errorf("the global git configs in a writable path: %s", out)
+			}
+			for _, f := range []string{filepath.Join(xdg, "git", "config"), global} {
+				b, _ := os.ReadFile(f)
+				if strings.Contains(string(b), "x\n") {
+					t.Errorf("%s changed on the host: %q", f, b)
+				}
+			}
+		})
+	}
+}

@@ -365,7 +365,10 @@ func (p *protector) candidates(dir string) ([]candidate, error) {
 			add(c)
 		}
 	}
-	for _, a := range p.absolute {
+	// The global git configs, where they lie in a writable path (a home
+	// in WSH_WRITABLE, XDG_CONFIG_HOME or GIT_CONFIG_GLOBAL in /tmp):
+	// each sets core.hooksPath and core.fsmonitor for every repository.
+	for _, a := range append(append([]string(nil), p.absolute...), p.gitCfg...) {
 		if root := p.rootOf(a); root != "" {
 			add(candidate{path: a, base: root})
 		}
@@ -694,10 +697,20 @@ func (p *protector) globalHooksPath() (string, error) {
 	return hp, nil
 }
 
-// globalGitConfigs are the config files git reads before a repository's:
-// the system's and the user's (~/.gitconfig, $XDG_CONFIG_HOME/git/config).
+// globalGitConfigs are the config files git, run on the host with
+// environ, reads before a repository's: the system's (/etc/gitconfig, or
+// $GIT_CONFIG_SYSTEM; none with GIT_CONFIG_NOSYSTEM) and the user's
+// ($GIT_CONFIG_GLOBAL, or $XDG_CONFIG_HOME/git/config and ~/.gitconfig).
+// Both the defaults and the variables are protected (and read for
+// core.hooksPath): a user may run git on the host without the variable
+// wsh was started with. A relative value is git's to resolve against the
+// directory it runs in: it is protected where it lies in a writable path
+// by the name WSH_PROTECT would match, not here.
 func globalGitConfigs(environ []string) []string {
 	out := []string{"/etc/gitconfig"}
+	if sys, _ := lookupEnvOK(environ, "GIT_CONFIG_SYSTEM"); filepath.IsAbs(sys) {
+		out = append(out, filepath.Clean(sys))
+	}
 	home, _ := lookupEnvOK(environ, "HOME")
 	xdg, _ := lookupEnvOK(environ, "XDG_CONFIG_HOME")
 	if !filepath.IsAbs(xdg) && filepath.IsAbs(home) {
@@ -708,6 +721,9 @@ func globalGitConfigs(environ []string) []string {
 	}
 	if filepath.IsAbs(home) {
 		out = append(out, filepath.Join(home, ".gitconfig"))
+	}
+	if g, _ := lookupEnvOK(environ, "GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
+		out = append(out, filepath.Clean(g))
 	}
 	return out
 }
