@@ -210,13 +210,7 @@ wait`)
 // is not there, or wsh said what the command changed.
 func TestProtectedReview4(t *testing.T) {
 	hook := `printf "#!/bin/sh\ntouch PLANTED\n" > `
-	cases := []struct {
-		name   string
-		only   int                                    // -1: every user; else the index in users
-		setup  func(t *testing.T, u user, dir string) // on the host, before
-		script string
-		check  func(t *testing.T, dir string, r result)
-	}{
+	runProtectCases(t, []protectCase{
 		{"chmod 000 .git, then put it back", 1, nil,
 			`chmod 000 .git; /bin/true; sh -c 'chmod 755 .git && printf "[core]\n\tfsmonitor = touch PLANTED\n" >> .git/config'; chmod 755 .git`,
 			func(t *testing.T, dir string, r result) {
@@ -275,7 +269,20 @@ func TestProtectedReview4(t *testing.T) {
 					t.Errorf("the background job's .mcp.json is not said:\n%s", r.stderr)
 				}
 			}},
-	}
+	})
+}
+
+// A protectCase is an attempt on the protected paths of a repository the
+// host made (hostRepo), read back on the host after the jailed script.
+type protectCase struct {
+	name   string
+	only   int                                    // -1: every user; else the index in users
+	setup  func(t *testing.T, u user, dir string) // on the host, before
+	script string
+	check  func(t *testing.T, dir string, r result)
+}
+
+func runProtectCases(t *testing.T, cases []protectCase) {
 	for ui, u := range users {
 		for _, c := range cases {
 			if c.only >= 0 && c.only != ui {
@@ -291,6 +298,97 @@ func TestProtectedReview4(t *testing.T) {
 			})
 		}
 	}
+}
+
+// notPlanted fails the test when the file at path holds PLANTED.
+func notPlanted(t *testing.T, path string, r result) {
+	t.Helper()
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "PLANTED") {
+		t.Errorf("%s planted:\n%s\n%s", path, b, r.stderr)
+	}
+}
+
+// TestProtectedReview5: what the fifth review broke, read back on the
+// host: the config it tried to plant is not there, or wsh said what the
+// command changed.
+func TestProtectedReview5(t *testing.T) {
+	plant := `printf "[core]\n\tfsmonitor = touch PLANTED\n" >> `
+	runProtectCases(t, []protectCase{
+		{"a submodule's HEAD moved away, then back", -1,
+			func(t *testing.T, u user, dir string) {
+				sub := mkdirAllOwned(t, u, dir, ".git/modules/libs/sub")
+				writeOwned(t, u, filepath.Join(sub, "HEAD"), "ref: refs/heads/master\n")
+				writeOwned(t, u, filepath.Join(sub, "config"), "[core]\n\tbare = false\n")
+			},
+			`mv .git/modules/libs/sub/HEAD .git/modules/libs/sub/HEAD.bak; sh -c '` + plant + `.git/modules/libs/sub/config' 2>/dev/null; mv .git/modules/libs/sub/HEAD.bak .git/modules/libs/sub/HEAD`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, ".git", "modules", "libs", "sub", "config"), r)
+			}},
+		{"a worktree's gitdir file rewritten", -1,
+			func(t *testing.T, u user, dir string) {
+				mkdirAllOwned(t, u, dir, ".worktrees")
+				gitAs(t, u, dir, "worktree", "add", "-q", ".worktrees/feat")
+			},
+			`sh -c 'echo /nonexistent/.git > .git/worktrees/feat/gitdir' 2>/dev/null; sh -c 'echo "gitdir: /tmp/PLANTED" > .worktrees/feat/.git' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, ".worktrees", "feat", ".git"), r)
+				if b, _ := os.ReadFile(filepath.Join(dir, ".git", "worktrees", "feat", "gitdir")); strings.Contains(string(b), "nonexistent") {
+					t.Errorf("the worktree's gitdir file was rewritten: %s", b)
+				}
+			}},
+		{"a submodule whose .git is a directory, two levels down", -1,
+			func(t *testing.T, u user, dir string) {
+				sub := mkdirAllOwned(t, u, dir, "libs/sub")
+				gitAs(t, u, sub, "init", "-q")
+				writeOwned(t, u, filepath.Join(dir, ".gitmodules"), "[submodule \"libs/sub\"]\n\tpath = libs/sub\n\turl = ../x\n")
+			},
+			`sh -c '` + plant + `libs/sub/.git/config' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, "libs", "sub", ".git", "config"), r)
+			}},
+		{"a hook's symlink through a symlink of the working tree, re-pointed", -1,
+			func(t *testing.T, u user, dir string) {
+				mkdirAllOwned(t, u, dir, "tools/hooks")
+				writeOwned(t, u, filepath.Join(dir, "tools", "hooks", "pre-commit"), "#!/bin/sh\n")
+				os.Symlink("tools/hooks", filepath.Join(dir, "scripts"))
+				os.Symlink("../../scripts/pre-commit", filepath.Join(dir, ".git", "hooks", "pre-commit"))
+			},
+			`mkdir evil; rm scripts; ln -s evil scripts`,
+			func(t *testing.T, dir string, r result) {
+				if !strings.Contains(r.stderr, "wsh: a command changed the symlink "+filepath.Join(dir, "scripts")) {
+					t.Errorf("the symlink on the way to a hook, re-pointed, is not said:\n%s", r.stderr)
+				}
+			}},
+		{"a .git symlink's target made unsearchable", 1,
+			// The gitdir's directory lies beside the start directory, not
+			// in it (in it, the listing of the start directory fails).
+			func(t *testing.T, u user, dir string) {
+				mkdirOwned(t, u, dir+"-store")
+				if err := os.Rename(filepath.Join(dir, ".git"), filepath.Join(dir+"-store", "x.git")); err != nil {
+					t.Fatal(err)
+				}
+				os.Symlink(filepath.Join(dir+"-store", "x.git"), filepath.Join(dir, ".git"))
+			},
+			`chmod 000 $PWD-store; sh -c "chmod 755 $PWD-store && ` + strings.ReplaceAll(plant, `"`, `\"`) + `$PWD-store/x.git/config"`,
+			func(t *testing.T, dir string, r result) {
+				os.Chmod(dir+"-store", 0o755)
+				notPlanted(t, filepath.Join(dir+"-store", "x.git", "config"), r)
+				if !strings.Contains(r.stderr, "cannot check the protected paths") {
+					t.Errorf("no command refused:\n%s", r.stderr)
+				}
+			}},
+		{"a repository below reached through a symlink, re-pointed", -1,
+			func(t *testing.T, u user, dir string) {
+				other := dir + "-other"
+				mkdirOwned(t, u, other)
+				gitAs(t, u, other, "init", "-q")
+				os.Symlink(other, filepath.Join(dir, "p1"))
+			},
+			`rm p1; ln -s /nonexistent p1; sh -c "` + strings.ReplaceAll(plant, `"`, `\"`) + `$PWD-other/.git/config" 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir+"-other", ".git", "config"), r)
+			}},
+	})
 }
 
 // TestProtectedRepositoryMadeInAChild: a repository made (git init) in a

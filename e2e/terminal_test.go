@@ -17,6 +17,40 @@ import (
 // the user gets the terminal back as it was when wsh ends, not one where
 // no key reaches the shell.
 func TestTerminalPutBack(t *testing.T) {
+	cases := []struct{ name, script string }{
+		// The second stty runs after the first changed the settings, and
+		// reads them back from the kernel.
+		{"changed by a command", "stty -echo -icanon stop ^M start undef; stty -a > settings"},
+		// /dev/tty is the same terminal by another device number.
+		{"then given as /dev/tty", "stty -echo -icanon; stty -a > settings; /bin/true </dev/tty"},
+		// A job still running when the script ends changes them last.
+		{"by a background job", `stty -a > settings; sh -c 'while :; do stty -echo -icanon; done' & /bin/sleep 0.3`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before, after, dir := onATerminal(t, c.script+"; grep Seccomp: /proc/self/status > jailed")
+			if b, _ := os.ReadFile(dir + "/jailed"); string(b) != "Seccomp:\t2\n" {
+				t.Fatalf("not jailed: %q", b)
+			}
+			if c.name == "changed by a command" {
+				during, _ := os.ReadFile(dir + "/settings")
+				if !containsWord(string(during), "-echo") || !containsWord(string(during), "-icanon") {
+					t.Errorf("the command's settings did not hold for the next command:\n%s", during)
+				}
+			}
+			if after != before {
+				t.Errorf("the terminal was left changed after wsh ended: lflag %#x, was %#x; VSTOP %d, was %d",
+					after.Lflag, before.Lflag, after.Cc[unix.VSTOP], before.Cc[unix.VSTOP])
+			}
+		})
+	}
+}
+
+// onATerminal runs wsh -c script as the unprivileged user with a fresh
+// pty as its controlling terminal and standard streams, and returns the
+// pty's settings before and after, and the directory it ran in.
+func onATerminal(t *testing.T, script string) (before, after unix.Termios, dir string) {
+	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -31,40 +65,28 @@ func TestTerminalPutBack(t *testing.T) {
 	}
 	pts := os.NewFile(uintptr(fd), "pts")
 	defer pts.Close()
-	before, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	b, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before.Lflag&unix.ECHO == 0 || before.Lflag&unix.ICANON == 0 {
-		t.Fatalf("a fresh pty without echo or canonical mode: %#x", before.Lflag)
+	if b.Lflag&unix.ECHO == 0 || b.Lflag&unix.ICANON == 0 {
+		t.Fatalf("a fresh pty without echo or canonical mode: %#x", b.Lflag)
 	}
 	go io.Copy(io.Discard, ptmx)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	dir := workDir(t, unprivileged)
-	// The second stty runs after the first changed the settings, and
-	// reads them back from the kernel.
-	cmd := wshCmd(ctx, unprivileged, dir, nil, "-c", "stty -echo -icanon stop ^M start undef; stty -a > settings; grep Seccomp: /proc/self/status > jailed")
+	dir = workDir(t, unprivileged)
+	cmd := wshCmd(ctx, unprivileged, dir, nil, "-c", script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
 	cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("wsh: %v", err)
 	}
-	if b, _ := os.ReadFile(dir + "/jailed"); string(b) != "Seccomp:\t2\n" {
-		t.Fatalf("not jailed: %q", b)
-	}
-	during, _ := os.ReadFile(dir + "/settings")
-	if !containsWord(string(during), "-echo") || !containsWord(string(during), "-icanon") {
-		t.Errorf("the command's settings did not hold for the next command:\n%s", during)
-	}
-	after, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	a, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *after != *before {
-		t.Errorf("the terminal was left changed after wsh ended: lflag %#x, was %#x; VSTOP %d, was %d",
-			after.Lflag, before.Lflag, after.Cc[unix.VSTOP], before.Cc[unix.VSTOP])
-	}
+	return *b, *a, dir
 }
 
 func containsWord(s, w string) bool {

@@ -150,3 +150,43 @@ func parseConfigLine(t string) (value, key string, ok bool) {
 	s := b.String()
 	return s[:len(s)-spaces], k, true
 }
+
+// gitmodulesPaths are the submodule paths that a .gitmodules file names
+// (submodule.NAME.path), as written. A missing file names none.
+func gitmodulesPaths(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	in := false
+	for sc.Scan() {
+		t := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if strings.HasPrefix(t, "[") {
+			end := strings.IndexByte(t, ']')
+			head := t
+			if end >= 0 {
+				head = t[1:end]
+			}
+			name, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(head, "[")), " ")
+			in = strings.EqualFold(strings.TrimSpace(name), "submodule")
+			continue
+		}
+		if !in || t == "" || t[0] == '#' || t[0] == ';' {
+			continue
+		}
+		if v, k, ok := parseConfigLine(t); ok && strings.EqualFold(k, "path") && v != "" {
+			out = append(out, v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}

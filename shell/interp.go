@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -62,6 +63,11 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 
 // Close removes what the Jailer made on the host (its FIFO directory).
 func (j *Jailer) Close() error {
+	if j.terminals.any() {
+		// A command still running (a background job, cancelled as the
+		// run ended) could change the settings after they are put back.
+		j.waitCommands(j.KillTimeout + time.Second)
+	}
 	j.checkWatched()
 	j.terminals.restore()
 	j.releaseHome()

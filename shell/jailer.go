@@ -481,6 +481,18 @@ func (j *Jailer) checkProtection(prot *protection) {
 	}
 }
 
+// waitCommands waits, at most d, until no jailed command runs.
+func (j *Jailer) waitCommands(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		j.watchMu.Lock()
+		n := len(j.watching)
+		j.watchMu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
 // checkWatched checks the protection of every command still running.
 func (j *Jailer) checkWatched() {
 	j.watchMu.Lock()

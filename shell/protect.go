@@ -158,8 +158,9 @@ type protector struct {
 	home     string   // the home, resolved: a base when it lies in a writable path
 	gitCfg   []string // the git config files beside a repository's own (system, global)
 
-	mu    sync.Mutex
-	repos map[string]repoCache // a project root's subdirectories
+	mu      sync.Mutex
+	repos   map[string]repoCache // a project root's subdirectories
+	learned []string             // repositories reached through a symlink, kept for the run
 }
 
 // repoCache is the list of a directory's subdirectories, as of its mtime
@@ -168,7 +169,7 @@ type protector struct {
 // show in them.
 type repoCache struct {
 	mtime, ctime time.Time
-	dirs         []string
+	dirs, links  []string
 }
 
 // racyTime is how old a directory's times must be for its listing to be
@@ -184,18 +185,41 @@ const racyTime = 100 * time.Millisecond
 // dir). A child that is a symlink to a directory counts where it leads.
 // More than maxReposBelow is an error: the protection fails closed rather
 // than leave some out (a command could make a thousand to hide one).
-func (p *protector) reposBelow(dir string) ([]string, error) {
-	dirs, err := p.childDirs(dir)
+func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
+	dirs, links, err := p.childDirs(dir)
 	if err != nil {
 		return nil, err
 	}
+	plain := len(dirs)
+	for _, l := range links {
+		// A symlinked child is resolved every time, each symlink on the
+		// way watched; a repository reached through one is learned: it
+		// stays protected when the symlink is pointed elsewhere.
+		t, err := p.resolve(l, out)
+		if err != nil {
+			return nil, err
+		}
+		if p.rootOf(t) == "" {
+			continue
+		}
+		if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+			dirs = append(dirs, t)
+		}
+	}
 	var repos []string
-	for _, d := range dirs {
+	for _, d := range append(dirs, p.learnedRepos()...) {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
 		if err == nil {
-			repos = append(repos, d)
+			if !contains(repos, d) {
+				repos = append(repos, d)
+			}
 		} else if err := p.unlessBenign(err, d); err != nil {
 			return nil, err
+		}
+	}
+	for _, r := range repos {
+		if !contains(dirs[:plain], r) {
+			p.learnRepo(r)
 		}
 	}
 	if len(repos) > maxReposBelow {
@@ -205,51 +229,106 @@ func (p *protector) reposBelow(dir string) ([]string, error) {
 	return repos, nil
 }
 
-// childDirs lists dir's subdirectories, and the directories its symlinks
-// lead to, resolved.
-func (p *protector) childDirs(dir string) ([]string, error) {
+// learnedRepos are the repositories reached through a symlink since wsh
+// started.
+func (p *protector) learnedRepos() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.learned
+}
+
+func (p *protector) learnRepo(r string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !contains(p.learned, r) && len(p.learned) < maxReposBelow {
+		p.learned = append(p.learned[:len(p.learned):len(p.learned)], r)
+	}
+}
+
+// childDirs lists dir's subdirectories, and its symlinks (which the
+// caller resolves).
+func (p *protector) childDirs(dir string) (dirs, links []string, err error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
-		return nil, p.unlessBenign(err, filepath.Dir(dir))
+		return nil, nil, p.unlessBenign(err, filepath.Dir(dir))
 	}
 	mtime, ctime := time.Unix(st.Mtim.Unix()), time.Unix(st.Ctim.Unix())
 	p.mu.Lock()
 	c, ok := p.repos[dir]
 	p.mu.Unlock()
 	if ok && c.mtime.Equal(mtime) && c.ctime.Equal(ctime) {
-		return c.dirs, nil
+		return append([]string(nil), c.dirs...), c.links, nil
 	}
 	started := time.Now()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, p.unlessBenign(err, dir)
+		return nil, nil, p.unlessBenign(err, dir)
 	}
-	var dirs []string
 	for _, e := range ents {
 		d := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
 			dirs = append(dirs, d)
 		case e.Type()&fs.ModeSymlink != 0:
-			if t, err := filepath.EvalSymlinks(d); err == nil && p.rootOf(t) != "" {
-				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
-					dirs = append(dirs, t)
-				}
-			}
+			links = append(links, d)
 		}
 	}
 	if started.Sub(ctime) > racyTime && started.Sub(mtime) > racyTime {
-		// A symlink among them is followed again once the listing is
-		// read again; until then it leads where it led (a command that
-		// points it elsewhere changes dir's ctime, so it is read again).
 		p.mu.Lock()
 		if p.repos == nil {
 			p.repos = map[string]repoCache{}
 		}
-		p.repos[dir] = repoCache{mtime, ctime, dirs}
+		p.repos[dir] = repoCache{mtime, ctime, dirs, links}
 		p.mu.Unlock()
 	}
-	return dirs, nil
+	return append([]string(nil), dirs...), links, nil
+}
+
+// resolve follows path's symlinks as the kernel would, one component at a
+// time, and watches each symlink on the way that lies in a writable path
+// (a command can point it elsewhere; wsh says so after). Where a
+// component is missing, the rest is joined on as written. An error but
+// "not there" fails the protection, as unlessBenign says.
+func (p *protector) resolve(path string, out *protection) (string, error) {
+	todo := strings.Split(path, "/")
+	cur := "/"
+	for links := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			return filepath.Join(append([]string{next}, todo...)...), nil
+		case err != nil:
+			return "", p.unlessBenign(err, cur)
+		case fi.Mode()&fs.ModeSymlink == 0:
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("cannot check the protected paths through %s: %w", path, syscall.ELOOP)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", p.unlessBenign(err, cur)
+		}
+		if p.rootOf(next) != "" {
+			out.watch(next, target)
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return cur, nil
 }
 
 // newProtector makes the protector for the writable paths. projects are
@@ -288,15 +367,15 @@ func newProtector(roots, projects, extra, environ []string) *protector {
 // writable path, and the working directory dir and each directory above
 // it while it lies in a writable path (a repository wsh was not started
 // in, but a command works in, or one above the start directory).
-func (p *protector) bases(dir string) ([]string, error) {
+func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 	out := append(append([]string(nil), p.roots...), p.projects...)
 	add := func(d string) {
 		if !contains(out, d) {
 			out = append(out, d)
 		}
 	}
-	for _, pr := range p.projects {
-		repos, err := p.reposBelow(pr)
+	for _, proj := range p.projects {
+		repos, err := p.reposBelow(proj, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -307,16 +386,35 @@ func (p *protector) bases(dir string) ([]string, error) {
 	if p.home != "" && p.rootOf(p.home) != "" {
 		add(p.home)
 	}
-	if dir == "" {
-		return out, nil
+	if dir != "" {
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = d
+		}
+		for d := dir; p.rootOf(d) != ""; d = filepath.Dir(d) {
+			add(d)
+			if d == "/" {
+				break
+			}
+		}
 	}
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
-	for d := dir; p.rootOf(d) != ""; d = filepath.Dir(d) {
-		add(d)
-		if d == "/" {
-			break
+	// The submodules that .gitmodules names, at any depth of the working
+	// tree: one whose .git is a directory there (git submodule add of an
+	// existing clone) is a repository the host's git status goes into.
+	subs := 0
+	for i := 0; i < len(out); i++ {
+		paths, err := gitmodulesPaths(filepath.Join(out[i], ".gitmodules"))
+		if err != nil {
+			return nil, p.unlessBenign(err, out[i])
+		}
+		for _, sp := range paths {
+			d := filepath.Join(out[i], sp)
+			if !under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || contains(out, d) {
+				continue
+			}
+			if subs++; subs > maxGitdirs {
+				return nil, fmt.Errorf("%s names more than %d submodules, whose hooks and config wsh protects", out[i], maxGitdirs)
+			}
+			add(d)
 		}
 	}
 	return out, nil
@@ -325,7 +423,7 @@ func (p *protector) bases(dir string) ([]string, error) {
 // candidates are the protected paths beneath the writable paths, for a
 // command working in dir, existing or not, by the paths written (not
 // resolved).
-func (p *protector) candidates(dir string) ([]candidate, error) {
+func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) {
 	var out []candidate
 	seen := map[string]bool{}
 	add := func(c candidate) {
@@ -335,7 +433,7 @@ func (p *protector) candidates(dir string) ([]candidate, error) {
 		seen[c.path] = true
 		out = append(out, c)
 	}
-	bases, err := p.bases(dir)
+	bases, err := p.bases(dir, pr)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +452,7 @@ func (p *protector) candidates(dir string) ([]candidate, error) {
 			}
 			add(c)
 		}
-		gs, err := p.gitCandidates(b, global)
+		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -398,7 +496,7 @@ func (p *protector) rootOf(path string) string {
 // a gitdir that is a directory, wsh makes what git reads as nothing: an
 // empty hooks directory, an empty config.worktree, and a commondir that
 // names the gitdir itself.
-func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
+func (p *protector) gitCandidates(base, global string, pr *protection) ([]candidate, error) {
 	gitPath := filepath.Join(base, ".git")
 	fi, err := os.Lstat(gitPath)
 	if err != nil {
@@ -416,11 +514,11 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 		out = append(out, candidate{path: gitPath, base: base})
 		gitdir = d
 	case fi.Mode()&fs.ModeSymlink != 0:
-		// .git a symlink to the gitdir (the repo tool's layout): the
-		// symlink is watched (walk), the gitdir protected where it is.
-		d, err := filepath.EvalSymlinks(gitPath)
+		// .git a symlink to the gitdir (the repo tool's layout): each
+		// symlink on the way is watched, the gitdir protected where it is.
+		d, err := p.resolve(gitPath, pr)
 		if err != nil {
-			return nil, nil
+			return nil, err
 		}
 		out = append(out, candidate{path: gitPath, base: base})
 		gitdir = d
@@ -478,13 +576,13 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 			candidate{path: filepath.Join(dir, "config.worktree"), make: wt},
 			candidate{path: filepath.Join(dir, "hooks"), make: makeDir},
 			candidate{path: filepath.Join(dir, "commondir"), make: own})
-		out = append(out, p.hookLinks(filepath.Join(dir, "hooks"))...)
+		out = append(out, p.hookLinks(filepath.Join(dir, "hooks"), pr)...)
 		if common != dir {
 			out = append(out,
 				candidate{path: filepath.Join(common, "config")},
 				candidate{path: filepath.Join(common, "config.worktree"), make: wt},
 				candidate{path: filepath.Join(common, "hooks"), make: makeDir})
-			out = append(out, p.hookLinks(filepath.Join(common, "hooks"))...)
+			out = append(out, p.hookLinks(filepath.Join(common, "hooks"), pr)...)
 		}
 		if depth > 0 {
 			// A submodule's gitdir: git finds it through the .git file of
@@ -514,8 +612,11 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 				return err
 			}
 			w := filepath.Join(wts, e.Name())
+			// gitdir names the worktree's .git file, which names this
+			// gitdir back: a command that rewrites it could have the next
+			// protection leave that .git file out.
 			out = append(out, candidate{path: filepath.Join(w, "config.worktree"), make: wt},
-				candidate{path: filepath.Join(w, "commondir")})
+				candidate{path: filepath.Join(w, "commondir")}, candidate{path: filepath.Join(w, "gitdir")})
 			// The worktree's own .git file, which names this gitdir.
 			if b, err := os.ReadFile(filepath.Join(w, "gitdir")); err == nil && len(b) < 4096 {
 				if g := strings.TrimSpace(string(b)); filepath.IsAbs(g) {
@@ -530,7 +631,7 @@ func (p *protector) gitCandidates(base, global string) ([]candidate, error) {
 	}
 	if hp := p.resolveHooksPath(base, localHP); hp != "" {
 		out = append(out, candidate{path: hp})
-		out = append(out, p.hookLinks(hp)...)
+		out = append(out, p.hookLinks(hp, pr)...)
 		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
 			out = append(out, candidate{path: filepath.Dir(hp)})
 		}
@@ -551,10 +652,12 @@ const maxGitDepth = 8
 
 // hookLinks are the targets of the hooks in dir that are symlinks (a
 // hooks directory that links to scripts of the working tree): the hook
-// git runs is the target, which is protected where it lies.
-func (p *protector) hookLinks(dir string) []candidate {
+// git runs is the target, which is protected where it lies (or, missing,
+// said after a command made it); each symlink on the way is watched.
+func (p *protector) hookLinks(dir string, pr *protection) []candidate {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
+		pr.fail(p.unlessBenign(err, filepath.Dir(dir)))
 		return nil
 	}
 	var out []candidate
@@ -562,9 +665,12 @@ func (p *protector) hookLinks(dir string) []candidate {
 		if e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
-		if t, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name())); err == nil {
-			out = append(out, candidate{path: t})
+		t, err := p.resolve(filepath.Join(dir, e.Name()), pr)
+		if err != nil {
+			pr.fail(err)
+			continue
 		}
+		out = append(out, candidate{path: t})
 	}
 	return out
 }
@@ -607,21 +713,39 @@ func (p *protector) eachGitdir(dir string, budget *int, f func(string) error) er
 			continue
 		}
 		d := filepath.Join(dir, e.Name())
-		hfi, err := os.Lstat(filepath.Join(d, "HEAD"))
-		if err == nil && hfi.Mode().IsRegular() {
+		isGitdir, err := p.looksLikeGitdir(d)
+		if err != nil {
+			return err
+		}
+		if isGitdir {
 			if err := f(d); err != nil {
 				return err
 			}
 			continue
-		}
-		if err := p.unlessBenign(err, d); err != nil {
-			return err
 		}
 		if err := p.eachGitdir(d, budget, f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// looksLikeGitdir reports whether d holds any of a gitdir's HEAD, config,
+// hooks or objects. Not HEAD alone: a command can move a submodule's HEAD
+// away, so that the next command's protection leaves the gitdir out, and
+// put it back once it wrote the config; config and hooks are protected
+// (mount points, which cannot be moved) once d counted as a gitdir.
+func (p *protector) looksLikeGitdir(d string) (bool, error) {
+	for _, n := range []string{"HEAD", "config", "hooks", "objects"} {
+		_, err := os.Lstat(filepath.Join(d, n))
+		if err == nil {
+			return true, nil
+		}
+		if err := p.unlessBenign(err, d); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // maxModuleDirs is how many directories beneath a repository's modules
@@ -735,7 +859,7 @@ func globalGitConfigs(environ []string) []string {
 // point).
 func (p *protector) protection(dir string) (protection, error) {
 	var out protection
-	cs, err := p.candidates(dir)
+	cs, err := p.candidates(dir, &out)
 	if err != nil {
 		return out, err
 	}
@@ -786,12 +910,13 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 			out.fail(p.unlessBenign(err, cur))
 			return
 		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(next)
-			out.watch(next, target)
-			if t, err := filepath.EvalSymlinks(next); err == nil {
-				if r := p.rootOf(t); r != "" && t != path {
-					p.walk(filepath.Join(append([]string{t}, parts[i+1:]...)...), r, makeNone, out)
-				}
+			t, err := p.resolve(next, out)
+			if err != nil {
+				out.fail(err)
+				return
+			}
+			if r := p.rootOf(t); r != "" && t != path {
+				p.walk(filepath.Join(append([]string{t}, parts[i+1:]...)...), r, makeNone, out)
 			}
 			return
 		case last:
@@ -846,8 +971,9 @@ func (p *protector) protected(real string) bool {
 	if p == nil {
 		return false
 	}
-	cs, err := p.candidates(filepath.Dir(real))
-	if err != nil {
+	var pr protection
+	cs, err := p.candidates(filepath.Dir(real), &pr)
+	if err != nil || pr.err != nil {
 		return true // fail closed, as the jail does
 	}
 	for _, c := range cs {

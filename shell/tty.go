@@ -38,7 +38,10 @@ func (ts *terminals) note(streams ...any) {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil {
+		if unix.Fstat(fd, &st) != nil || st.Rdev == unix.Mkdev(5, 0) {
+			// /dev/tty is the controlling terminal by another device
+			// number: saved under it, settings a command changed would
+			// be put back too. The terminal itself is saved by its own.
 			continue
 		}
 		ts.mu.Lock()
@@ -52,6 +55,13 @@ func (ts *terminals) note(streams ...any) {
 		}
 		ts.mu.Unlock()
 	}
+}
+
+// saved reports whether any terminal's settings were saved.
+func (ts *terminals) any() bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.saved) > 0
 }
 
 // restore puts back each terminal's settings, where wsh's process group
