@@ -220,7 +220,7 @@ func TestProtectedReview4(t *testing.T) {
 				if !strings.Contains(r.stderr, "cannot check the protected paths") {
 					t.Errorf("no command refused:\n%s", r.stderr)
 				}
-			}},
+			}, ""},
 		{".git/hooks a symlink, pointed elsewhere", -1,
 			func(t *testing.T, u user, dir string) {
 				os.Rename(filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, "githooks"))
@@ -234,7 +234,7 @@ func TestProtectedReview4(t *testing.T) {
 				if !strings.Contains(r.stderr, "wsh: a command changed the symlink "+filepath.Join(dir, ".git", "hooks")) {
 					t.Errorf("the symlink pointed elsewhere is not said:\n%s", r.stderr)
 				}
-			}},
+			}, ""},
 		{"a hook that is a symlink into the working tree", -1,
 			func(t *testing.T, u user, dir string) {
 				writeOwned(t, u, filepath.Join(dir, "pre-commit.sh"), "#!/bin/sh\n")
@@ -245,7 +245,7 @@ func TestProtectedReview4(t *testing.T) {
 				if b, _ := os.ReadFile(filepath.Join(dir, "pre-commit.sh")); strings.Contains(string(b), "PLANTED") {
 					t.Errorf("the hook's target in the working tree was changed")
 				}
-			}},
+			}, ""},
 		{"a submodule's .git file", -1,
 			func(t *testing.T, u user, dir string) {
 				sub := mkdirAllOwned(t, u, dir, ".git/modules/libs/sub")
@@ -259,7 +259,7 @@ func TestProtectedReview4(t *testing.T) {
 				if b, _ := os.ReadFile(filepath.Join(dir, "libs", "sub", ".git")); strings.Contains(string(b), "evil") {
 					t.Errorf("the submodule's .git file was pointed elsewhere")
 				}
-			}},
+			}, ""},
 		{"a background job's file, at exit", -1, nil,
 			// Only builtins after the job: no later command's check sees
 			// the file; the Runner's Close must.
@@ -268,7 +268,7 @@ func TestProtectedReview4(t *testing.T) {
 				if !strings.Contains(r.stderr, "wsh: a command made "+filepath.Join(dir, ".mcp.json")) {
 					t.Errorf("the background job's .mcp.json is not said:\n%s", r.stderr)
 				}
-			}},
+			}, ""},
 	})
 }
 
@@ -280,6 +280,7 @@ type protectCase struct {
 	setup  func(t *testing.T, u user, dir string) // on the host, before
 	script string
 	check  func(t *testing.T, dir string, r result)
+	in     string // the script runs in dir+in (a sibling the setup made), not dir
 }
 
 func runProtectCases(t *testing.T, cases []protectCase) {
@@ -293,7 +294,10 @@ func runProtectCases(t *testing.T, cases []protectCase) {
 				if c.setup != nil {
 					c.setup(t, u, dir)
 				}
-				r := runWsh(t, u, dir, jailEnv, c.script)
+				// A home elsewhere: a home in the start directory would
+				// have wsh's own state directory (hidden, its directories
+				// pinned) there, which pins more than the protection does.
+				r := runWsh(t, u, dir+c.in, append([]string{"HOME=/nonexistent"}, jailEnv...), c.script)
 				c.check(t, dir, r)
 			})
 		}
@@ -323,7 +327,7 @@ func TestProtectedReview5(t *testing.T) {
 			`mv .git/modules/libs/sub/HEAD .git/modules/libs/sub/HEAD.bak; sh -c '` + plant + `.git/modules/libs/sub/config' 2>/dev/null; mv .git/modules/libs/sub/HEAD.bak .git/modules/libs/sub/HEAD`,
 			func(t *testing.T, dir string, r result) {
 				notPlanted(t, filepath.Join(dir, ".git", "modules", "libs", "sub", "config"), r)
-			}},
+			}, ""},
 		{"a worktree's gitdir file rewritten", -1,
 			func(t *testing.T, u user, dir string) {
 				mkdirAllOwned(t, u, dir, ".worktrees")
@@ -335,7 +339,7 @@ func TestProtectedReview5(t *testing.T) {
 				if b, _ := os.ReadFile(filepath.Join(dir, ".git", "worktrees", "feat", "gitdir")); strings.Contains(string(b), "nonexistent") {
 					t.Errorf("the worktree's gitdir file was rewritten: %s", b)
 				}
-			}},
+			}, ""},
 		{"a submodule whose .git is a directory, two levels down", -1,
 			func(t *testing.T, u user, dir string) {
 				sub := mkdirAllOwned(t, u, dir, "libs/sub")
@@ -345,7 +349,7 @@ func TestProtectedReview5(t *testing.T) {
 			`sh -c '` + plant + `libs/sub/.git/config' 2>/dev/null; true`,
 			func(t *testing.T, dir string, r result) {
 				notPlanted(t, filepath.Join(dir, "libs", "sub", ".git", "config"), r)
-			}},
+			}, ""},
 		{"a hook's symlink through a symlink of the working tree, re-pointed", -1,
 			func(t *testing.T, u user, dir string) {
 				mkdirAllOwned(t, u, dir, "tools/hooks")
@@ -358,7 +362,7 @@ func TestProtectedReview5(t *testing.T) {
 				if !strings.Contains(r.stderr, "wsh: a command changed the symlink "+filepath.Join(dir, "scripts")) {
 					t.Errorf("the symlink on the way to a hook, re-pointed, is not said:\n%s", r.stderr)
 				}
-			}},
+			}, ""},
 		{"a .git symlink's target made unsearchable", 1,
 			// The gitdir's directory lies beside the start directory, not
 			// in it (in it, the listing of the start directory fails).
@@ -376,7 +380,7 @@ func TestProtectedReview5(t *testing.T) {
 				if !strings.Contains(r.stderr, "cannot check the protected paths") {
 					t.Errorf("no command refused:\n%s", r.stderr)
 				}
-			}},
+			}, ""},
 		{"a repository below reached through a symlink, re-pointed", -1,
 			func(t *testing.T, u user, dir string) {
 				other := dir + "-other"
@@ -387,7 +391,7 @@ func TestProtectedReview5(t *testing.T) {
 			`rm p1; ln -s /nonexistent p1; sh -c "` + strings.ReplaceAll(plant, `"`, `\"`) + `$PWD-other/.git/config" 2>/dev/null; true`,
 			func(t *testing.T, dir string, r result) {
 				notPlanted(t, filepath.Join(dir+"-other", ".git", "config"), r)
-			}},
+			}, ""},
 	})
 }
 
@@ -437,4 +441,93 @@ func TestPlaceholderNotThroughASymlink(t *testing.T) {
 		}
 		t.Errorf("wsh made placeholders through the swapped symlink, in %s: %v", target, names)
 	}
+}
+
+// TestProtectedReview6: what the sixth review broke, read back on the
+// host.
+func TestProtectedReview6(t *testing.T) {
+	plant := `printf "[core]\n\tfsmonitor = touch PLANTED\n" >> `
+	subRepo := func(t *testing.T, u user, dir, rel string) {
+		gitAs(t, u, mkdirAllOwned(t, u, dir, rel), "init", "-q")
+	}
+	runProtectCases(t, []protectCase{
+		{"the start directory's parent moved away, a copy in its place", -1, nil,
+			`sh -c 'd=$(dirname "$PWD"); mv "$d" "$d.moved" && cp -a "$d.moved" "$d" && printf "[core]\n\tfsmonitor = touch PLANTED\n" >> "$PWD/.git/config"' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				moved := filepath.Dir(dir) + ".moved"
+				if _, err := os.Lstat(moved); err == nil {
+					// Put the tree back as it was, for the cleanup.
+					os.RemoveAll(filepath.Dir(dir))
+					os.Rename(moved, filepath.Dir(dir))
+					t.Errorf("a command moved the directory above the start directory")
+				}
+				notPlanted(t, filepath.Join(dir, ".git", "config"), r)
+			}, ""},
+		{"the main repository's commondir, from a worktree beside it", -1,
+			func(t *testing.T, u user, dir string) {
+				mkdirOwned(t, u, dir+"-wt")
+				gitAs(t, u, dir, "worktree", "add", "-q", dir+"-wt", "-b", "feat")
+			},
+			`sh -c 'echo /tmp/PLANTED > "${PWD%-wt}/.git/commondir"' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, ".git", "commondir"), r)
+			}, "-wt"},
+		{"the gitdir of a submodule not cloned yet", -1,
+			func(t *testing.T, u user, dir string) {
+				src := dir + "-src"
+				mkdirOwned(t, u, src)
+				gitAs(t, u, src, "init", "-q")
+				gitAs(t, u, src, "commit", "-q", "--allow-empty", "-m", "s")
+				gitAs(t, u, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "lib")
+				gitAs(t, u, dir, "commit", "-q", "-m", "lib")
+				mkdirOwned(t, u, dir+"-clone")
+				gitAs(t, u, dir+"-clone", "clone", "-q", dir, ".")
+			},
+			`sh -c 'mkdir -p .git/modules/lib/hooks && echo "touch PLANTED" > .git/modules/lib/hooks/post-checkout' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				if _, err := os.Lstat(filepath.Join(dir+"-clone", ".git", "modules", "lib", "hooks", "post-checkout")); err == nil {
+					t.Errorf("a command planted the gitdir of a submodule not cloned yet")
+				}
+			}, "-clone"},
+		{"a worktree whose gitdir file is relative", -1,
+			func(t *testing.T, u user, dir string) {
+				mkdirAllOwned(t, u, dir, "trees/a")
+				gitAs(t, u, dir, "worktree", "add", "-q", "trees/a/wt", "-b", "feat")
+				writeOwned(t, u, filepath.Join(dir, ".git", "worktrees", "wt", "gitdir"), "../../../trees/a/wt/.git\n")
+				writeOwned(t, u, filepath.Join(dir, "trees", "a", "wt", ".git"), "gitdir: ../../../.git/worktrees/wt\n")
+			},
+			`sh -c 'echo "gitdir: /tmp/PLANTED" > trees/a/wt/.git' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, "trees", "a", "wt", ".git"), r)
+			}, ""},
+		{".gitmodules in the forms git also reads", -1,
+			func(t *testing.T, u user, dir string) {
+				subRepo(t, u, dir, "deep/one")
+				subRepo(t, u, dir, "deep/two")
+				writeOwned(t, u, filepath.Join(dir, ".gitmodules"), "[submodule \"one\"] path = deep/one\n[submodule.two]\n\tpath = deep/two\n")
+			},
+			`sh -c '` + plant + `deep/one/.git/config' 2>/dev/null; sh -c '` + plant + `deep/two/.git/config' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, filepath.Join(dir, "deep", "one", ".git", "config"), r)
+				notPlanted(t, filepath.Join(dir, "deep", "two", ".git", "config"), r)
+			}, ""},
+		{"the commondir of a gitdir elsewhere", -1,
+			func(t *testing.T, u user, dir string) {
+				if err := os.Rename(filepath.Join(dir, ".git"), dir+"-store.git"); err != nil {
+					t.Fatal(err)
+				}
+				writeOwned(t, u, filepath.Join(dir, ".git"), "gitdir: "+dir+"-store.git\n")
+			},
+			`sh -c 'echo /tmp/PLANTED > "$PWD-store.git/commondir"' 2>/dev/null; true`,
+			func(t *testing.T, dir string, r result) {
+				notPlanted(t, dir+"-store.git/commondir", r)
+			}, ""},
+		{"a symlink loop does not stop every command", -1, nil,
+			`ln -s loop loop; /bin/true && rm loop && echo fine`,
+			func(t *testing.T, dir string, r result) {
+				if r.stdout != "fine\n" || strings.Contains(r.stderr, "cannot check") {
+					t.Errorf("after a symlink loop: status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+			}, ""},
+	})
 }

@@ -29,6 +29,36 @@ func gitConfigValue(path, section, key string) (value string, ok bool) {
 // longer than 1 MiB, is an error: the protection fails closed rather than
 // miss what git would read.
 func readGitConfig(path string) (map[string]string, error) {
+	es, err := parseGitConfig(path)
+	if err != nil || es == nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range es {
+		if !e.sub {
+			out[e.section+"."+e.key] = e.value
+		}
+	}
+	return out, nil
+}
+
+// A configEntry is one "key = value" of a git config file: section and
+// key in lower case, the subsection as written (case kept) if there is
+// one.
+type configEntry struct {
+	section, subsection, key, value string
+	sub                             bool // there is a subsection
+}
+
+// parseGitConfig reads the entries of the git config file path as git
+// does: [section], [section "subsection"] (with \" and \\ escapes),
+// the old [section.subsection] (lower-cased), a key on the header's
+// line, a bare key for true, comments after # or ; outside quotes,
+// quotes and escapes in values, and a value continued on the next line
+// by an odd number of backslashes at the end (a continuation on the last
+// line ends there). A UTF-8 byte order mark is skipped. include and
+// includeIf are not followed.
+func parseGitConfig(path string) ([]configEntry, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
@@ -37,12 +67,20 @@ func readGitConfig(path string) (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]string{}
+	out := []configEntry{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 4096), 1<<20)
-	section := ""
+	var cur configEntry // the section of the lines that follow
+	valid := false
 	var pending string
 	first := true
+	add := func(t string) {
+		if v, k, found := parseConfigLine(t); found && valid {
+			e := cur
+			e.key, e.value = strings.ToLower(k), v
+			out = append(out, e)
+		}
+	}
 	for {
 		more := sc.Scan()
 		if !more && pending == "" {
@@ -50,42 +88,29 @@ func readGitConfig(path string) (map[string]string, error) {
 		}
 		text := sc.Text()
 		if !more {
-			text = "" // a continuation on the last line: git ends it there
+			text = ""
 		}
 		if first {
-			text = strings.TrimPrefix(text, "\ufeff") // git skips a UTF-8 byte order mark
+			text = strings.TrimPrefix(text, "\ufeff")
 			first = false
 		}
 		line := pending + text
 		pending = ""
-		if more && strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
-			pending = strings.TrimSuffix(line, `\`)
+		if more && oddBackslashes(line) {
+			pending = line[:len(line)-1]
 			continue
 		}
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "[") {
-			end := strings.IndexByte(t, ']')
-			if end < 0 {
-				section = ""
-				continue
+		switch {
+		case strings.HasPrefix(t, "["):
+			rest := ""
+			cur, rest, valid = parseSectionHeader(t)
+			if rest = strings.TrimSpace(rest); valid && rest != "" && rest[0] != '#' && rest[0] != ';' {
+				add(rest)
 			}
-			section = strings.ToLower(strings.TrimSpace(t[1:end]))
-			if strings.ContainsAny(section, " \t\".") {
-				section = "" // [core "x"] and [core.x] are not [core]
-			}
-			if rest := strings.TrimSpace(t[end+1:]); section != "" && rest != "" && rest[0] != '#' && rest[0] != ';' {
-				// [core] hooksPath = x on one line
-				if v, k, found := parseConfigLine(rest); found {
-					out[section+"."+strings.ToLower(k)] = v
-				}
-			}
-			continue
-		}
-		if section == "" || t == "" || t[0] == '#' || t[0] == ';' {
-			continue
-		}
-		if v, k, found := parseConfigLine(t); found {
-			out[section+"."+strings.ToLower(k)] = v
+		case t == "" || t[0] == '#' || t[0] == ';':
+		default:
+			add(t)
 		}
 		if !more {
 			break
@@ -95,6 +120,51 @@ func readGitConfig(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return out, nil
+}
+
+// oddBackslashes reports whether line ends in an odd number of
+// backslashes: the last one escapes the newline.
+func oddBackslashes(line string) bool {
+	n := 0
+	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// parseSectionHeader parses a line that starts with "[": the section, what
+// follows its "]", and whether it is a header git accepts.
+func parseSectionHeader(t string) (e configEntry, rest string, ok bool) {
+	body := t[1:]
+	if q := strings.IndexByte(body, '"'); q >= 0 && (strings.IndexByte(body, ']') < 0 || q < strings.IndexByte(body, ']')) {
+		// [section "subsection"]: escapes in the quotes, then "]".
+		name := strings.TrimSpace(body[:q])
+		var b strings.Builder
+		i := q + 1
+		for ; i < len(body) && body[i] != '"'; i++ {
+			if body[i] == '\\' && i+1 < len(body) {
+				i++
+			}
+			b.WriteByte(body[i])
+		}
+		if i >= len(body) || !strings.HasPrefix(body[i+1:], "]") || name == "" || strings.ContainsAny(name, " \t") {
+			return e, "", false
+		}
+		return configEntry{section: strings.ToLower(name), subsection: b.String(), sub: true}, body[i+2:], true
+	}
+	end := strings.IndexByte(body, ']')
+	if end < 0 {
+		return e, "", false
+	}
+	name := strings.TrimSpace(body[:end])
+	if name == "" || strings.ContainsAny(name, " \t") {
+		return e, "", false
+	}
+	if sec, sub, dotted := strings.Cut(name, "."); dotted {
+		// The old form: [section.subsection], the subsection lower-cased.
+		return configEntry{section: strings.ToLower(sec), subsection: strings.ToLower(sub), sub: true}, body[end+1:], true
+	}
+	return configEntry{section: strings.ToLower(name)}, body[end+1:], true
 }
 
 // parseConfigLine parses "key = value" (or a bare "key", true).
@@ -151,42 +221,31 @@ func parseConfigLine(t string) (value, key string, ok bool) {
 	return s[:len(s)-spaces], k, true
 }
 
-// gitmodulesPaths are the submodule paths that a .gitmodules file names
-// (submodule.NAME.path), as written. A missing file names none.
-func gitmodulesPaths(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil, nil
-	}
+// A submodule is one that a .gitmodules file names.
+type submodule struct{ name, path string }
+
+// gitmodules are the submodules a .gitmodules file names, with the path
+// each has (submodule.NAME.path, the last one), as written. A missing file
+// names none.
+func gitmodules(path string) ([]submodule, error) {
+	es, err := parseGitConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	in := false
-	for sc.Scan() {
-		t := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
-		if strings.HasPrefix(t, "[") {
-			end := strings.IndexByte(t, ']')
-			head := t
-			if end >= 0 {
-				head = t[1:end]
+	var out []submodule
+	for _, e := range es {
+		if e.section != "submodule" || !e.sub || e.key != "path" {
+			continue
+		}
+		found := false
+		for i := range out {
+			if out[i].name == e.subsection {
+				out[i].path, found = e.value, true
 			}
-			name, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(head, "[")), " ")
-			in = strings.EqualFold(strings.TrimSpace(name), "submodule")
-			continue
 		}
-		if !in || t == "" || t[0] == '#' || t[0] == ';' {
-			continue
+		if !found {
+			out = append(out, submodule{e.subsection, e.value})
 		}
-		if v, k, ok := parseConfigLine(t); ok && strings.EqualFold(k, "path") && v != "" {
-			out = append(out, v)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return out, nil
 }

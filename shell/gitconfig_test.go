@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,10 @@ func TestGitConfigValue(t *testing.T) {
 		{"none", "[core]\n\tbare = false\n", "", false},
 		{"a byte order mark", "\ufeff[core]\n\thooksPath = .githooks\n", ".githooks", true},
 		{"a continuation on the last line", "[core]\n\thooksPath = hooks\\", "hooks", true},
+		{"three backslashes continue", "[core]\n\thooksPath = a\\\\\\\nb\n", `a\b`, true},
+		{"two backslashes do not", "[core]\n\thooksPath = a\\\\\n\tbare = b\n", `a\`, true},
+		{"the old dotted subsection is not core", "[core.x]\n\thooksPath = a\n", "", false},
+		{"CRLF", "[core]\r\n\thooksPath = crlf\r\n", "crlf", true},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {
@@ -47,5 +52,29 @@ func TestGitConfigValue(t *testing.T) {
 	mustDo(t, os.WriteFile(long, []byte("[core]\n\tx = "+strings.Repeat("a", 2<<20)+"\n\thooksPath = h\n"), 0o644))
 	if _, err := readGitConfig(long); err == nil {
 		t.Error("a config with a line of 2 MiB read without an error: its hooksPath would be missed")
+	}
+}
+
+// TestGitmodules reads the submodules' names and paths in the forms git
+// reads them (the sixth review's: a key on the header's line, the
+// old dotted subsection, a continued line).
+func TestGitmodules(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".gitmodules")
+	mustDo(t, os.WriteFile(p, []byte("[submodule \"one\"] path = deep/one\n"+
+		"[submodule.Two]\n\tpath = deep/two\n"+
+		"[submodule \"three\"]\n\tpath = deep/\\\nthree\n"+
+		"[submodule \"f\\\"our\"]\n\turl = x\n\tPATH = deep/four\n"+
+		"[core]\n\tpath = not/a/submodule\n"+
+		"[submodule \"one\"]\n\tpath = deep/one-moved\n"), 0o644))
+	got, err := gitmodules(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []submodule{{"one", "deep/one-moved"}, {"two", "deep/two"}, {"three", "deep/three"}, {`f"our`, "deep/four"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("gitmodules = %v, want %v", got, want)
+	}
+	if got, err := gitmodules(p + ".missing"); err != nil || len(got) != 0 {
+		t.Errorf("a missing .gitmodules: %v, %v", got, err)
 	}
 }

@@ -22,7 +22,8 @@ import (
 // (its config, hooks, commondir, and those of its submodules and
 // worktrees) are found by gitCandidates.
 var DefaultProtected = []string{
-	".gitconfig", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
+	".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".ssh", ".config/fish", ".config/autostart", ".config/systemd",
 	".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
 	".devcontainer", ".devcontainer.json",
 }
@@ -314,7 +315,10 @@ func (p *protector) resolve(path string, out *protection) (string, error) {
 			continue
 		}
 		if links++; links > 40 {
-			return "", fmt.Errorf("cannot check the protected paths through %s: %w", path, syscall.ELOOP)
+			// A loop: nothing on the host can follow it either (ELOOP),
+			// so it leads to nothing; if a command points one of its
+			// links elsewhere, that is said after.
+			return filepath.Join(append([]string{next}, todo...)...), nil
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
@@ -400,18 +404,18 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 	// The submodules that .gitmodules names, at any depth of the working
 	// tree: one whose .git is a directory there (git submodule add of an
 	// existing clone) is a repository the host's git status goes into.
-	subs := 0
+	n := 0
 	for i := 0; i < len(out); i++ {
-		paths, err := gitmodulesPaths(filepath.Join(out[i], ".gitmodules"))
+		subs, err := gitmodules(filepath.Join(out[i], ".gitmodules"))
 		if err != nil {
 			return nil, p.unlessBenign(err, out[i])
 		}
-		for _, sp := range paths {
-			d := filepath.Join(out[i], sp)
+		for _, sm := range subs {
+			d := filepath.Join(out[i], sm.path)
 			if !under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || contains(out, d) {
 				continue
 			}
-			if subs++; subs > maxGitdirs {
+			if n++; n > maxGitdirs {
 				return nil, fmt.Errorf("%s names more than %d submodules, whose hooks and config wsh protects", out[i], maxGitdirs)
 			}
 			add(d)
@@ -425,12 +429,21 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 // resolved).
 func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) {
 	var out []candidate
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	add := func(c candidate) {
-		if seen[c.path] || p.rootOf(c.path) == "" {
+		if p.rootOf(c.path) == "" {
 			return
 		}
-		seen[c.path] = true
+		if i, ok := seen[c.path]; ok {
+			// The same path from two repositories (a submodule's
+			// gitdir, seen from it and from the superproject): what
+			// either would make where it is missing is made.
+			if out[i].make == makeNone {
+				out[i].make = c.make
+			}
+			return
+		}
+		seen[c.path] = len(out)
 		out = append(out, c)
 	}
 	bases, err := p.bases(dir, pr)
@@ -472,6 +485,17 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		}
 	}
 	return out, nil
+}
+
+// outermostRoot is the shortest writable path that holds path, or "".
+func (p *protector) outermostRoot(path string) string {
+	best := ""
+	for _, r := range p.roots {
+		if under(path, r) && (best == "" || len(r) < len(best)) {
+			best = r
+		}
+	}
+	return best
 }
 
 func (p *protector) rootOf(path string) string {
@@ -581,7 +605,8 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			out = append(out,
 				candidate{path: filepath.Join(common, "config")},
 				candidate{path: filepath.Join(common, "config.worktree"), make: wt},
-				candidate{path: filepath.Join(common, "hooks"), make: makeDir})
+				candidate{path: filepath.Join(common, "hooks"), make: makeDir},
+				candidate{path: filepath.Join(common, "commondir"), make: makeCommondir})
 			out = append(out, p.hookLinks(filepath.Join(common, "hooks"), pr)...)
 		}
 		if depth > 0 {
@@ -596,6 +621,29 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		}
 		if err := p.eachGitdir(filepath.Join(common, "modules"), &budget, func(d string) error { return addGitdir(d, depth+1) }); err != nil {
 			return err
+		}
+		if depth == 0 {
+			// A submodule .gitmodules names whose gitdir is not there yet
+			// (a clone without --recurse-submodules): a command could
+			// plant it, and the host's git submodule update --init would
+			// take it as it is. The modules directory is then read-only
+			// as a whole (made, empty, where it is missing).
+			subs, err := gitmodules(filepath.Join(base, ".gitmodules"))
+			if err != nil {
+				if err := p.unlessBenign(err, base); err != nil {
+					return err
+				}
+			}
+			for _, sm := range subs {
+				ok, err := p.looksLikeGitdir(filepath.Join(common, "modules", sm.name))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					out = append(out, candidate{path: filepath.Join(common, "modules"), make: makeDir})
+					break
+				}
+			}
 		}
 		wts := filepath.Join(common, "worktrees")
 		ents, err := os.ReadDir(wts)
@@ -618,9 +666,18 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			out = append(out, candidate{path: filepath.Join(w, "config.worktree"), make: wt},
 				candidate{path: filepath.Join(w, "commondir")}, candidate{path: filepath.Join(w, "gitdir")})
 			// The worktree's own .git file, which names this gitdir.
-			if b, err := os.ReadFile(filepath.Join(w, "gitdir")); err == nil && len(b) < 4096 {
-				if g := strings.TrimSpace(string(b)); filepath.IsAbs(g) {
+			// git 2.48's relative paths (worktree.useRelativePaths) are
+			// relative to w.
+			if b, err := os.ReadFile(filepath.Join(w, "gitdir")); err == nil && len(b) <= maxGitFile {
+				if g := strings.TrimRight(string(b), "\r\n"); g != "" {
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(w, g)
+					}
 					out = append(out, candidate{path: filepath.Clean(g)})
+				}
+			} else if err != nil {
+				if err := p.unlessBenign(err, w); err != nil {
+					return err
 				}
 			}
 		}
@@ -634,13 +691,6 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		out = append(out, p.hookLinks(hp, pr)...)
 		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
 			out = append(out, candidate{path: filepath.Dir(hp)})
-		}
-	}
-	for i := range out {
-		if !fi.IsDir() && out[i].make != makeNone && !strings.HasPrefix(out[i].path, gitPath+"/") {
-			// A gitdir elsewhere (a .git file's) is protected where it
-			// lies; wsh makes nothing in it.
-			out[i].make = makeNone
 		}
 	}
 	return out, nil
@@ -748,6 +798,10 @@ func (p *protector) looksLikeGitdir(d string) (bool, error) {
 	return false, nil
 }
 
+// maxGitFile is the most of a .git file, a commondir or a gitdir file
+// wsh reads, as git does (1 MiB).
+const maxGitFile = 1 << 20
+
 // maxModuleDirs is how many directories beneath a repository's modules
 // wsh looks through (a submodule at a/b/c has its gitdir at
 // modules/a/b/c) before the protection fails closed.
@@ -756,14 +810,20 @@ const maxModuleDirs = 4096
 // readGitFile reads a .git file: "gitdir: DIR", relative to its directory.
 func readGitFile(path string) (string, bool) {
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 4096 {
+	if err != nil || len(b) > maxGitFile {
 		return "", false
 	}
-	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	// As git reads it: "gitdir: " exactly, the rest up to the line's end.
+	dir, ok := strings.CutPrefix(string(b), "gitdir: ")
 	if !ok {
 		return "", false
 	}
-	dir = strings.TrimSpace(dir)
+	if i := strings.IndexAny(dir, "\r\n"); i >= 0 {
+		dir = dir[:i]
+	}
+	if dir == "" {
+		return "", false
+	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(filepath.Dir(path), dir)
 	}
@@ -774,7 +834,7 @@ func readGitFile(path string) (string, bool) {
 // directory other than gitdir.
 func readCommondir(gitdir string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
-	if err != nil || len(b) > 4096 {
+	if err != nil || len(b) > maxGitFile {
 		return "", false
 	}
 	c := strings.TrimRight(string(b), "\r\n")
@@ -880,7 +940,11 @@ func (p *protector) protection(dir string) (protection, error) {
 func (p *protector) walk(path, root string, make placeholder, out *protection) {
 	if _, err := out.lstatOnce(filepath.Join(root, ".git")); err != nil {
 		out.fail(p.unlessBenign(err, root))
-	} else if w := p.rootOf(root); w != "" {
+	} else if w := p.outermostRoot(root); w != "" {
+		// Up to the outermost writable path that holds the repository
+		// (the start directory in /tmp: up to /tmp), not the nearest,
+		// which may be the repository itself: else a command could move
+		// a directory above it away and put a copy in its place.
 		for d := filepath.Dir(root); under(d, w) && d != w; d = filepath.Dir(d) {
 			out.add(d, true)
 		}
