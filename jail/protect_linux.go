@@ -18,6 +18,18 @@ import (
 // protected path that is missing has an empty directory made in its place
 // by wsh (see shell), which is protected as any other.
 func protect(st *setupState) error {
+	if st.spec.ProtectLater {
+		// The parent found them while this init started.
+		pins, paths, aborted, err := readProtection(fdReader(ProtectFD))
+		unix.Close(ProtectFD)
+		if err != nil {
+			return err
+		}
+		if aborted {
+			return &os.PathError{Op: "protect", Path: "the protected paths", Err: unix.ECANCELED}
+		}
+		st.spec.Pins, st.spec.Protect = pins, paths
+	}
 	pins := append([]PathID(nil), st.spec.Pins...)
 	sort.SliceStable(pins, func(a, b int) bool { return strings.Count(pins[a].Path, "/") < strings.Count(pins[b].Path, "/") })
 	for _, id := range pins {

@@ -39,6 +39,10 @@ type Spec struct {
 	// protected paths that exist, bound read-only onto themselves.
 	Pins    []PathID
 	Protect []PathID
+	// ProtectLater says that Pins and Protect are not in the spec but come
+	// on ProtectFD (EncodeProtection), which the init reads when its setup
+	// reaches them: the parent finds them while the init starts.
+	ProtectLater bool
 	// AllowUnix lets the target create unix sockets (and so connect to
 	// any socket file it can see).
 	AllowUnix bool
@@ -67,12 +71,18 @@ const SpecFD = 4
 // process of the jail is gone: no other mount of the home's upper
 // directory may be made while this one is in use.
 const (
-	HomeFD     = 5
-	HomeLockFD = 6
+	HomeFD     = 6
+	HomeLockFD = 7
 )
 
+// ProtectFD is the descriptor on which a jail init with
+// Spec.ProtectLater reads the pins and the protected paths (a pipe, read
+// to its end), or word that there are none to be had: the jail is then
+// not made.
+const ProtectFD = 5
+
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x04"
+const specMagic = "wsh-spec\x05"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -89,6 +99,9 @@ func (s *Spec) Encode() ([]byte, error) {
 	}
 	if s.HostNetwork {
 		flags |= 2
+	}
+	if s.ProtectLater {
+		flags |= 4
 	}
 	e.b = append(e.b, flags)
 	e.ids(s.Writable)
@@ -134,7 +147,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	d := decoder{b: b[len(specMagic):]}
 	var s Spec
 	flags := d.byte()
-	s.AllowUnix, s.HostNetwork = flags&1 != 0, flags&2 != 0
+	s.AllowUnix, s.HostNetwork, s.ProtectLater = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
 	s.ShmDir = d.id()
@@ -147,10 +160,53 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^3 != 0 {
+	if d.bad || len(d.b) != 0 || flags&^7 != 0 {
 		return nil, errSpec
 	}
 	return &s, nil
+}
+
+// protectMagic starts what comes on ProtectFD; protectAbort instead says
+// the parent could not find the protected paths.
+const (
+	protectMagic = "wsh-protect\x01"
+	protectAbort = "wsh-protect-abort"
+)
+
+// EncodeProtection is the wire form of the pins and protected paths, for
+// ProtectFD; abort (the parent could not find them all) is sent as
+// AbortProtection.
+func EncodeProtection(pins, paths []PathID) []byte {
+	var e encoder
+	e.b = append(e.b, protectMagic...)
+	e.ids(pins)
+	e.ids(paths)
+	return e.b
+}
+
+// AbortProtection is what the parent sends on ProtectFD when the protected
+// paths cannot all be known: the init then fails its protect step.
+func AbortProtection() []byte { return []byte(protectAbort) }
+
+// readProtection reads what came on ProtectFD. aborted is true when the
+// parent sent word that it has none, or nothing (it died first).
+func readProtection(r io.Reader) (pins, paths []PathID, aborted bool, err error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSpec+1))
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("protected paths: %w", err)
+	}
+	if string(b) == protectAbort || len(b) == 0 {
+		return nil, nil, true, nil
+	}
+	if len(b) > maxSpec || !bytes.HasPrefix(b, []byte(protectMagic)) {
+		return nil, nil, false, fmt.Errorf("protected paths: %w", errSpec)
+	}
+	d := decoder{b: b[len(protectMagic):]}
+	pins, paths = d.ids(), d.ids()
+	if d.bad || len(d.b) != 0 {
+		return nil, nil, false, fmt.Errorf("protected paths: %w", errSpec)
+	}
+	return pins, paths, false, nil
 }
 
 type encoder struct{ b []byte }

@@ -291,15 +291,34 @@ func (c *command) name() string {
 	return c.args[0]
 }
 
+// A pendingProtection is a request's protection, found by wrap.Run while
+// the init starts (wrap.Request.Protection): once Run returns, prot is
+// set (and watched) if it was found, err if it could not be. Neither is
+// set when the jail failed before (a refused clone).
+type pendingProtection struct {
+	prot *protection
+	err  error
+}
+
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, *protection, error) {
-	prot, err := j.protector.protection(dir)
-	if err != nil {
-		return nil, nil, err
-	}
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, *pendingProtection) {
+	pp := &pendingProtection{}
 	return &wrap.Request{
-		Spec:        jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Pins: prot.pins, Protect: prot.paths, Dir: dir, Path: path, Args: args, Env: env},
+		Spec: jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
+		// The protected paths cannot all be known: no jail (the init
+		// fails its protect step), rather than one that leaves some
+		// writable.
+		Protection: func() ([]jail.PathID, []jail.PathID, error) {
+			prot, err := j.protector.protection(dir)
+			if err != nil {
+				pp.err = err
+				return nil, nil, err
+			}
+			pp.prot = &prot
+			j.watchProtection(pp.prot, true)
+			return prot.pins, prot.paths, nil
+		},
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,
@@ -308,7 +327,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		// mode, the wsh binary's) before it ends: from its start on, a
 		// refusal is its doing, not the host's.
 		Started: j.state.JailWorked,
-	}, &prot, nil
+	}, pp
 }
 
 // Probe makes one jail exactly as a command would get it, runs this binary
@@ -323,12 +342,16 @@ func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req, _, err := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
-	if err != nil {
-		return degrade.Verdict{}, nil, err
-	}
+	req, pp := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
 	defer j.attachHome(req)()
-	v := degrade.Classify(wrap.Run(ctx, req))
+	o := wrap.Run(ctx, req)
+	if pp.prot != nil {
+		j.watchProtection(pp.prot, false)
+	}
+	if pp.err != nil {
+		return degrade.Verdict{}, nil, pp.err
+	}
+	v := degrade.Classify(o)
 	if v.Kind != degrade.Ran {
 		return v, nil, nil
 	}
@@ -379,27 +402,29 @@ func (j *Jailer) decide(dir string) {
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req, prot, err := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	if err != nil {
-		// The protected paths cannot all be protected: no jail, rather
-		// than one that leaves some writable.
-		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
-		return interp.ExitStatus(126)
-	}
+	req, pp := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	done := j.attachHome(req)
 	j.noticeHome()
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
-	j.watchProtection(prot, true)
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	out := wrap.Run(ctx, req)
 	done()
-	j.watchProtection(prot, false)
+	if pp.prot != nil {
+		j.watchProtection(pp.prot, false)
+	}
 	if err := ctx.Err(); err != nil {
 		// Cancelled: whatever the jail got to, the command's outcome is the
 		// cancellation, and it teaches the degrade state nothing.
 		return err
+	}
+	if pp.err != nil {
+		// The protected paths cannot all be known: the init failed its
+		// protect step on purpose, and the target never started. That
+		// is no verdict on the host.
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), pp.err)
+		return interp.ExitStatus(126)
 	}
 	v := j.state.Settle(degrade.Classify(out))
 	switch v.Kind {

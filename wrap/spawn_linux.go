@@ -64,8 +64,9 @@ func namespaceFlags(hostNetwork bool) uintptr {
 
 // spawnAttr is how spawn starts a child.
 type spawnAttr struct {
-	// files are the child's descriptors 0, 1, ...: a jail init's five, or
-	// seven with the jail's home (jail.HomeFD, jail.HomeLockFD).
+	// files are the child's descriptors 0, 1, ...: a jail init's six
+	// (stdio, jail.ReportFD, jail.SpecFD, jail.ProtectFD), or eight with
+	// the jail's home (jail.HomeFD, jail.HomeLockFD).
 	files []*os.File
 	// flags are the CLONE_NEW* flags (namespaceFlags).
 	flags uintptr

@@ -3,7 +3,7 @@
 #include <sys/types.h>
 
 enum {
-	WSH_SPAWN_FILES = 7, // at most descriptors 0..6 of the init
+	WSH_SPAWN_FILES = 8, // at most descriptors 0..7 of the init
 	WSH_SPAWN_NCAPS = 3,
 };
 

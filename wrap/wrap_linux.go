@@ -41,6 +41,13 @@ type Request struct {
 	// copy-on-write home, and HomeLock that mount's lock, which the init
 	// holds for as long as it lives (Home.Clone). Run closes neither.
 	HomeMount, HomeLock *os.File
+	// Protection, if set, finds the pins and the protected paths, which
+	// the init reads on jail.ProtectFD when its setup reaches them: Run
+	// calls it once the init is started, so that it runs while the init
+	// starts. An error sends none: the jail fails at its protect step,
+	// and the target never starts. Without it, Spec.Pins and Spec.Protect
+	// are sent.
+	Protection func() (pins, paths []jail.PathID, err error)
 }
 
 // Run runs the request in a jail and returns what the parent saw.
@@ -49,11 +56,19 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 		return degrade.Outcome{StartErr: err}
 	}
 	var started atomic.Bool
-	p, rd, cio, err := start(req)
+	p, rd, cio, prot, err := start(req)
 	if err != nil {
 		return startFailed(err, req.Spec.HostNetwork)
 	}
 	defer rd.Close()
+	// Sent from its own goroutine: a write larger than the pipe waits
+	// for the init, whose cancellation must not wait for the write.
+	protSent := make(chan struct{})
+	go func() {
+		defer close(protSent)
+		sendProtection(prot, req)
+	}()
+	defer func() { <-protSent }() // the init is gone by then: the write ends
 	cio.start()
 	report := make(chan []byte, 1)
 	setupOver := make(chan struct{})
@@ -93,32 +108,43 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 }
 
 // start starts the jail init: its spec on SpecFD, the sentinel's write end
-// on ReportFD, the request's standard streams on 0 to 2. It returns the
-// process, the sentinel's read end, and the streams' copying.
-func start(req *Request) (*os.Process, *os.File, *childIO, error) {
+// on ReportFD, the read end of the protection's pipe on ProtectFD, the
+// request's standard streams on 0 to 2. It returns the process, the
+// sentinel's read end, the streams' copying, and the protection's write
+// end, for sendProtection.
+func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
 	exe, err := exePath()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	spec, err := specFile(&req.Spec)
+	s := req.Spec
+	s.ProtectLater, s.Pins, s.Protect = true, nil, nil
+	spec, err := specFile(&s)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	defer spec.Close()
+	prd, pwr, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer prd.Close()
 	rd, wr, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, err
+		pwr.Close()
+		return nil, nil, nil, nil, err
 	}
 	cio, err := newChildIO(req.Stdin, req.Stdout, req.Stderr)
 	if err != nil {
 		rd.Close()
 		wr.Close()
-		return nil, nil, nil, err
+		pwr.Close()
+		return nil, nil, nil, nil, err
 	}
 	// No working directory is set: a chdir refused here would look like a
 	// refused clone (mode 1); the init's own chdir step reports it as a
 	// path step.
-	files := []*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec}
+	files := []*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec, prd}
 	if req.HomeMount != nil {
 		files = append(files, req.HomeMount, req.HomeLock)
 	}
@@ -129,8 +155,9 @@ func start(req *Request) (*os.Process, *os.File, *childIO, error) {
 	cio.closeChildEnds()
 	if err != nil {
 		rd.Close()
+		pwr.Close()
 		cio.closeParentEnds()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	p, err := os.FindProcess(pid) // a pidfd, where the kernel has them
 	if err != nil {
@@ -138,10 +165,28 @@ func start(req *Request) (*os.Process, *os.File, *childIO, error) {
 		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, 0, nil)
 		rd.Close()
+		pwr.Close()
 		cio.closeParentEnds()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return p, rd, cio, nil
+	return p, rd, cio, pwr, nil
+}
+
+// sendProtection finds the request's protection (while the init starts)
+// and sends it on w, or word that there is none, and closes w. An init
+// that failed before it reads gives EPIPE, which is nothing to report: its
+// sentinel says what failed.
+func sendProtection(w *os.File, req *Request) {
+	defer w.Close()
+	pins, paths := req.Spec.Pins, req.Spec.Protect
+	if req.Protection != nil {
+		var err error
+		if pins, paths, err = req.Protection(); err != nil {
+			w.Write(jail.AbortProtection())
+			return
+		}
+	}
+	w.Write(jail.EncodeProtection(pins, paths))
 }
 
 // stopOnCancel stops the jail when ctx is done before it exits. A started
