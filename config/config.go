@@ -234,8 +234,20 @@ func CheckWritable(p string) (string, error) {
 	if r == "/" {
 		return "", fmt.Errorf("%q would make the whole host writable", p)
 	}
+	for _, k := range kernelTrees {
+		if r == k || strings.HasPrefix(r, k+"/") {
+			// The jail has a /proc, /sys and /dev of its own, so a
+			// command could not write the host's there; the shell's own
+			// redirections would (a disk's device node, another run's
+			// /dev/shm directory).
+			return "", fmt.Errorf("%q lies in %s, which the jail has its own of: the shell would write the host's", p, k)
+		}
+	}
 	return r, nil
 }
+
+// kernelTrees are the file systems the jail mounts its own of.
+var kernelTrees = []string{"/proc", "/sys", "/dev"}
 
 // CheckHidden checks that p can be a hidden path and returns it resolved:
 // absolute, symlinks followed where it exists, cleaned where it does not
@@ -246,7 +258,9 @@ func CheckHidden(p string) (string, error) {
 	}
 	r, err := filepath.EvalSymlinks(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return filepath.Clean(p), nil
+		// Missing: resolved as far as it exists (/var/run/x is /run/x),
+		// the rest as written.
+		return resolveExisting(filepath.Clean(p)), nil
 	}
 	if err != nil {
 		return "", err
@@ -276,4 +290,16 @@ func CheckProtected(p string) error {
 		}
 	}
 	return nil
+}
+
+// resolveExisting is p with its deepest existing ancestor resolved.
+func resolveExisting(p string) string {
+	rest := ""
+	for d := p; d != "/"; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+	return p
 }

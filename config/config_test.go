@@ -64,6 +64,10 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_WRITABLE=relative/dir", "WSH_WRITABLE", "not an absolute path"},
 		{"WSH_WRITABLE=/does/not/exist", "WSH_WRITABLE", "does not exist"},
 		{"WSH_WRITABLE=/", "WSH_WRITABLE", "whole host"},
+		{"WSH_WRITABLE=/dev", "WSH_WRITABLE", "lies in /dev"},
+		{"WSH_WRITABLE=/dev/shm", "WSH_WRITABLE", "lies in /dev"},
+		{"WSH_WRITABLE=/proc/self", "WSH_WRITABLE", "lies in /proc"},
+		{"WSH_WRITABLE=/sys/fs", "WSH_WRITABLE", "lies in /sys"},
 		{"WSH_NO_SANDBX=1", "WSH_NO_SANDBX", "unknown variable"},
 		{"WSH_HIDE=.ssh", "WSH_HIDE", "not an absolute path"},
 		{"WSH_HIDE=~/.ssh", "WSH_HIDE", "not an absolute path"},
@@ -95,5 +99,23 @@ func TestBothSetIsAnError(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "WSH_REQUIRE_SANDBOX") {
 		t.Fatalf("Load with both set = %v, want an error naming both", err)
+	}
+}
+
+// TestHiddenMissingBeneathASymlink: a missing hidden path is resolved as
+// far as it exists, so that the jail can find it by a path with no
+// symlink in it (a missing /var/run/x is /run/x).
+func TestHiddenMissingBeneathASymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	got, err := CheckHidden(filepath.Join(dir, "link", "missing", "key"))
+	if want := filepath.Join(real, "real", "missing", "key"); err != nil || got != want {
+		t.Errorf("CheckHidden = %q, %v, want %q", got, err, want)
 	}
 }

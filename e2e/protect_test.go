@@ -233,3 +233,46 @@ func TestProtectedGlobalGitConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectedHomeFiles: the home's own files that run on the host (a
+// user unit, ssh's authorized_keys, a shell's aliases, the session's
+// environment) stay read-only where a writable path holds them: wsh
+// started in ~/.config or ~/.ssh, and a home in a writable path.
+func TestProtectedHomeFiles(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			home, err := os.MkdirTemp("/home", "wsh-e2e-homefiles-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(home) })
+			mustChown(t, home, u.uid)
+			mkdirAllOwned(t, u, home, ".config/systemd/user")
+			mkdirAllOwned(t, u, home, ".ssh")
+			writeOwned(t, u, filepath.Join(home, ".ssh", "authorized_keys"), "")
+			env := append([]string{"HOME=" + home}, jailEnv...)
+			r := runWsh(t, u, filepath.Join(home, ".config"), env, `echo x > systemd/user/a.service; sh -c 'echo x > systemd/user/b.service'; true`)
+			r2 := runWsh(t, u, filepath.Join(home, ".ssh"), env, `echo key >> authorized_keys; sh -c 'echo x > config'; true`)
+			for _, f := range []string{".config/systemd/user/a.service", ".config/systemd/user/b.service", ".ssh/config"} {
+				if _, err := os.Lstat(filepath.Join(home, f)); err == nil {
+					t.Errorf("%s made on the host:\n%s%s", f, r.stderr, r2.stderr)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, ".ssh", "authorized_keys")); len(b) != 0 {
+				t.Errorf("authorized_keys changed on the host: %q", b)
+			}
+			// A home in a writable path (/tmp): its aliases and the
+			// session's environment.
+			wh := workDir(t, u)
+			writeOwned(t, u, filepath.Join(wh, ".bash_aliases"), "")
+			mkdirAllOwned(t, u, wh, ".config/environment.d")
+			proj := mkdirAllOwned(t, u, wh, "proj")
+			r3 := runWsh(t, u, proj, append([]string{"HOME=" + wh}, jailEnv...),
+				`echo "touch PLANTED" >> ~/.bash_aliases; sh -c 'echo LD_PRELOAD=/x.so > ~/.config/environment.d/x.conf'; true`)
+			notPlanted(t, filepath.Join(wh, ".bash_aliases"), r3)
+			if _, err := os.Lstat(filepath.Join(wh, ".config", "environment.d", "x.conf")); err == nil {
+				t.Errorf("environment.d/x.conf made on the host:\n%s", r3.stderr)
+			}
+		})
+	}
+}

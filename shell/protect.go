@@ -23,7 +23,8 @@ import (
 // worktrees) are found by gitCandidates.
 var DefaultProtected = []string{
 	".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".ssh", ".config/fish", ".config/autostart", ".config/systemd",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".bashrc.d", ".ssh",
+	".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d", ".local/share/systemd", ".local/bin",
 	".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
 	".devcontainer", ".devcontainer.json",
 }
@@ -474,6 +475,14 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 				c.base = p.rootOf(c.path)
 			}
 			add(c)
+		}
+	}
+	// The home's own files where a writable path lies in the home (wsh
+	// started in ~/.config or ~/.ssh): matched from the home, not from the
+	// writable path, as the host's shells, ssh and systemd read them.
+	if p.home != "" && p.rootOf(p.home) == "" {
+		for _, n := range p.names {
+			add(candidate{path: filepath.Join(p.home, n), base: p.home})
 		}
 	}
 	// The global git configs, where they lie in a writable path (a home
