@@ -522,6 +522,13 @@ func TestProtectedReview6(t *testing.T) {
 			func(t *testing.T, dir string, r result) {
 				notPlanted(t, dir+"-store.git/commondir", r)
 			}, ""},
+		{"a FIFO where a config is read does not block wsh", -1, nil,
+			`mkfifo .gitmodules; /bin/echo next; rm .gitmodules`,
+			func(t *testing.T, dir string, r result) {
+				if r.stdout != "next\n" {
+					t.Errorf("after a FIFO .gitmodules: status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+			}, ""},
 		{"a symlink loop does not stop every command", -1, nil,
 			`ln -s loop loop; /bin/true && rm loop && echo fine`,
 			func(t *testing.T, dir string, r result) {

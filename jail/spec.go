@@ -175,13 +175,16 @@ const (
 
 // EncodeProtection is the wire form of the pins and protected paths, for
 // ProtectFD; abort (the parent could not find them all) is sent as
-// AbortProtection.
-func EncodeProtection(pins, paths []PathID) []byte {
+// AbortProtection. More than the init reads is an error.
+func EncodeProtection(pins, paths []PathID) ([]byte, error) {
 	var e encoder
 	e.b = append(e.b, protectMagic...)
 	e.ids(pins)
 	e.ids(paths)
-	return e.b
+	if len(e.b) > maxSpec {
+		return nil, fmt.Errorf("the protected paths take %d bytes, more than the %d a jail takes", len(e.b), maxSpec)
+	}
+	return e.b, nil
 }
 
 // AbortProtection is what the parent sends on ProtectFD when the protected

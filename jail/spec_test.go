@@ -80,7 +80,10 @@ func TestSpecRefusesMalformed(t *testing.T) {
 func TestProtectionRoundTrip(t *testing.T) {
 	pins := []PathID{{"/w/a", 1, 2}}
 	paths := []PathID{{"/w/a/.git/config", 3, 4}, {"/w/a/.git/hooks", 5, 6}}
-	b := EncodeProtection(pins, paths)
+	b, err := EncodeProtection(pins, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
 	gotPins, gotPaths, aborted, err := readProtection(bytes.NewReader(b))
 	if err != nil || aborted || !reflect.DeepEqual(gotPins, pins) || !reflect.DeepEqual(gotPaths, paths) {
 		t.Errorf("read back %v %v %v %v", gotPins, gotPaths, aborted, err)

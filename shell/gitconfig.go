@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -59,7 +60,7 @@ type configEntry struct {
 // line ends there). A UTF-8 byte order mark is skipped. include and
 // includeIf are not followed.
 func parseGitConfig(path string) ([]configEntry, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil
 	}
@@ -248,4 +249,43 @@ func gitmodules(path string) ([]submodule, error) {
 		}
 	}
 	return out, nil
+}
+
+// openRegular opens path for reading without blocking on it: a FIFO or a
+// device a command made where a config or a .git file is looked for (git
+// would block on it, or read nothing from it) counts as not there, so
+// that finding the protected paths never waits on a command.
+func openRegular(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// readRegular reads at most max bytes of the regular file path (see
+// openRegular); more is an error.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: more than %d bytes", path, max)
+	}
+	return b, nil
 }

@@ -309,15 +309,19 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
-		Protection: func() ([]jail.PathID, []jail.PathID, error) {
+		Protection: func() ([]byte, error) {
 			prot, err := j.protector.protection(dir)
+			var b []byte
+			if err == nil {
+				b, err = jail.EncodeProtection(prot.pins, prot.paths)
+			}
 			if err != nil {
 				pp.err = err
-				return nil, nil, err
+				return nil, err
 			}
 			pp.prot = &prot
 			j.watchProtection(pp.prot, true)
-			return prot.pins, prot.paths, nil
+			return b, nil
 		},
 		Stdin:       stdin,
 		Stdout:      stdout,

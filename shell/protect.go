@@ -677,7 +677,7 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			// The worktree's own .git file, which names this gitdir.
 			// git 2.48's relative paths (worktree.useRelativePaths) are
 			// relative to w.
-			if b, err := os.ReadFile(filepath.Join(w, "gitdir")); err == nil && len(b) <= maxGitFile {
+			if b, err := readRegular(filepath.Join(w, "gitdir"), maxGitFile); err == nil {
 				if g := strings.TrimRight(string(b), "\r\n"); g != "" {
 					if !filepath.IsAbs(g) {
 						g = filepath.Join(w, g)
@@ -818,8 +818,8 @@ const maxModuleDirs = 4096
 
 // readGitFile reads a .git file: "gitdir: DIR", relative to its directory.
 func readGitFile(path string) (string, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > maxGitFile {
+	b, err := readRegular(path, maxGitFile)
+	if err != nil {
 		return "", false
 	}
 	// As git reads it: "gitdir: " exactly, the rest up to the line's end.
@@ -842,8 +842,8 @@ func readGitFile(path string) (string, bool) {
 // readCommondir reads gitdir's commondir, as git does, when it names a
 // directory other than gitdir.
 func readCommondir(gitdir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
-	if err != nil || len(b) > maxGitFile {
+	b, err := readRegular(filepath.Join(gitdir, "commondir"), maxGitFile)
+	if err != nil {
 		return "", false
 	}
 	c := strings.TrimRight(string(b), "\r\n")

@@ -41,13 +41,14 @@ type Request struct {
 	// copy-on-write home, and HomeLock that mount's lock, which the init
 	// holds for as long as it lives (Home.Clone). Run closes neither.
 	HomeMount, HomeLock *os.File
-	// Protection, if set, finds the pins and the protected paths, which
-	// the init reads on jail.ProtectFD when its setup reaches them: Run
-	// calls it once the init is started, so that it runs while the init
-	// starts. An error sends none: the jail fails at its protect step,
-	// and the target never starts. Without it, Spec.Pins and Spec.Protect
-	// are sent.
-	Protection func() (pins, paths []jail.PathID, err error)
+	// Protection, if set, finds the pins and the protected paths and
+	// returns them encoded (jail.EncodeProtection), for the init to read
+	// on jail.ProtectFD when its setup reaches them: Run calls it once the
+	// init is started, so that it runs while the init starts. An error,
+	// or a cancellation meanwhile, sends none: the jail fails at its
+	// protect step, and the target never starts. Without it, Spec.Pins
+	// and Spec.Protect are sent.
+	Protection func() ([]byte, error)
 }
 
 // Run runs the request in a jail and returns what the parent saw.
@@ -66,7 +67,7 @@ func Run(ctx context.Context, req *Request) degrade.Outcome {
 	protSent := make(chan struct{})
 	go func() {
 		defer close(protSent)
-		sendProtection(prot, req)
+		sendProtection(ctx, prot, req)
 	}()
 	defer func() { <-protSent }() // the init is gone by then: the write ends
 	cio.start()
@@ -176,17 +177,22 @@ func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
 // and sends it on w, or word that there is none, and closes w. An init
 // that failed before it reads gives EPIPE, which is nothing to report: its
 // sentinel says what failed.
-func sendProtection(w *os.File, req *Request) {
+func sendProtection(ctx context.Context, w *os.File, req *Request) {
 	defer w.Close()
-	pins, paths := req.Spec.Pins, req.Spec.Protect
+	var b []byte
+	var err error
 	if req.Protection != nil {
-		var err error
-		if pins, paths, err = req.Protection(); err != nil {
-			w.Write(jail.AbortProtection())
-			return
-		}
+		b, err = req.Protection()
+	} else {
+		b, err = jail.EncodeProtection(req.Spec.Pins, req.Spec.Protect)
 	}
-	w.Write(jail.EncodeProtection(pins, paths))
+	if err != nil || ctx.Err() != nil {
+		// A command cancelled while its protection was found does not
+		// start: as before the init was started first.
+		w.Write(jail.AbortProtection())
+		return
+	}
+	w.Write(b)
 }
 
 // stopOnCancel stops the jail when ctx is done before it exits. A started

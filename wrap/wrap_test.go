@@ -5,6 +5,7 @@ package wrap
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,5 +255,43 @@ func TestRunClosedStdin(t *testing.T) {
 	}
 	if got := strings.TrimSpace(stderr.String()); got != "/dev/null" {
 		t.Errorf("the command's stdin is %q, want /dev/null", got)
+	}
+}
+
+// TestRunProtectionSent: the target starts only once the init has the
+// protection that Request.Protection found; an error, or a cancellation
+// while it was found, sends none, and the target never starts.
+func TestRunProtectionSent(t *testing.T) {
+	cases := []struct {
+		name    string
+		find    func(cancel func()) ([]byte, error)
+		started bool
+	}{
+		// The control: the same target starts.
+		{"found", func(func()) ([]byte, error) { return jail.EncodeProtection(nil, nil) }, true},
+		{"an error", func(func()) ([]byte, error) { return nil, errors.New("cannot") }, false},
+		{"cancelled meanwhile", func(cancel func()) ([]byte, error) {
+			cancel()
+			return jail.EncodeProtection(nil, nil)
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, stderr := jailRequest(t, "sh", "-c", "trap '' TERM; touch started; sleep 3")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req.Protection = func() ([]byte, error) { return c.find(cancel) }
+			// As the shell's: a cancelled setup may finish before the kill.
+			req.KillTimeout = 2 * time.Second
+			out := Run(ctx, req)
+			_, err := os.Lstat(filepath.Join(req.Spec.Dir, "started"))
+			if started := err == nil; started != c.started {
+				t.Errorf("started %v, want %v; outcome %+v\nstderr:\n%s", started, c.started, out, stderr)
+			}
+			// Cancelled, the init may be killed before it reports.
+			if c.name == "an error" && (out.Report == nil || out.Report.Step != jail.StepProtect.String()) {
+				t.Errorf("outcome %+v, want a report of the protect step", out)
+			}
+		})
 	}
 }
