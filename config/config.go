@@ -192,6 +192,38 @@ func fromEnvError(err error, environ map[string]string) error {
 	return &Error{"WSH_*", err}
 }
 
+// Validate checks a configuration made in code exactly as Load checks
+// one read from the environment, and resolves its paths as Load does. An
+// empty Network, UnixSockets or Home is the default. The error is a
+// *Error naming the variable.
+func (c *Config) Validate() error {
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def((*string)(&c.Network), string(NetworkNone))
+	def((*string)(&c.UnixSockets), string(UnixDeny))
+	def((*string)(&c.Home), string(HomeOverlay))
+	enums := []struct {
+		name, value string
+		ok          bool
+	}{
+		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost},
+		{"WSH_UNIX_SOCKETS", string(c.UnixSockets), c.UnixSockets == UnixDeny || c.UnixSockets == UnixAllow},
+		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeReadonly},
+	}
+	for _, e := range enums {
+		if !e.ok {
+			return &Error{e.name, fmt.Errorf("%q is not one of: %s", e.value, Variables[e.name])}
+		}
+	}
+	c.Writable = append([]string(nil), c.Writable...)
+	c.Hide = append([]string(nil), c.Hide...)
+	c.Protect = append([]string(nil), c.Protect...)
+	return c.validate()
+}
+
 func (c *Config) validate() error {
 	if c.NoSandbox && c.RequireSandbox {
 		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_REQUIRE_SANDBOX; choose one")}

@@ -36,21 +36,45 @@ type Option func(*settings) error
 // StdIO sets the standard streams; the default is the process's own. The
 // one warning of a refused jail goes to stderr.
 func StdIO(in io.Reader, out, err io.Writer) Option {
-	return func(s *settings) error { s.stdin, s.stdout, s.stderr = in, out, err; return nil }
+	return func(s *settings) error {
+		// nil discards, as in mvdan.cc/sh (nil stdin reads nothing).
+		if out == nil {
+			out = io.Discard
+		}
+		if err == nil {
+			err = io.Discard
+		}
+		s.stdin, s.stdout, s.stderr = in, out, err
+		return nil
+	}
 }
 
 // Dir sets the starting directory, which is also writable in the jail. The
 // default is the process's working directory.
 func Dir(dir string) Option { return func(s *settings) error { s.dir = dir; return nil } }
 
-// Env sets the environment (KEY=VALUE pairs); the default is os.Environ().
+// Env sets the commands' environment (KEY=VALUE pairs); the default is
+// os.Environ(). It is not wsh's configuration: WSH_* variables in it are
+// plain variables to the commands, and wsh's own settings come from
+// WithConfig or, without it, from the process's environment, so that the
+// environment an agent passes on (with variables a model chose) cannot
+// switch the jail off, and an operator's WSH_REQUIRE_SANDBOX holds.
 func Env(environ []string) Option {
 	return func(s *settings) error { s.environ = environ; return nil }
 }
 
 // WithConfig sets the configuration; the default is config.Load of the
-// environment.
-func WithConfig(c config.Config) Option { return func(s *settings) error { s.cfg = &c; return nil } }
+// process's environment (os.Environ, not Env). It is checked as Load
+// checks the environment: an error is a *config.Error.
+func WithConfig(c config.Config) Option {
+	return func(s *settings) error {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		s.cfg = &c
+		return nil
+	}
+}
 
 // Params sets shell options and positional parameters as `set` does, e.g.
 // Params("-e", "-o", "pipefail", "--", "arg1").
@@ -96,7 +120,7 @@ func (s *settings) defaults() error {
 		s.dir = d
 	}
 	if s.cfg == nil {
-		c, err := config.Load(s.environ)
+		c, err := config.Load(os.Environ())
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,77 @@
+package shell_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"wsh/config"
+	"wsh/shell"
+)
+
+// TestEnvIsNotTheConfiguration: the commands' environment an embedder
+// passes (with variables a model may have chosen) does not configure the
+// jail: WSH_NO_SANDBOX in it leaves the jail on (Seccomp read back in the
+// jail), WSH_WRITABLE in it makes nothing writable; both are plain
+// variables to the commands.
+func TestEnvIsNotTheConfiguration(t *testing.T) {
+	var out, errb strings.Builder
+	r, err := shell.New(shell.StdIO(nil, &out, &errb), shell.Dir(t.TempDir()),
+		shell.Env([]string{"PATH=/usr/bin:/bin", "WSH_NO_SANDBOX=1", "WSH_WRITABLE=/etc"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// test -w reads the mount's flags; it writes nothing.
+	if err := r.Run(context.Background(), `grep Seccomp: /proc/self/status; sh -c 'test -w /etc && echo etc writable || echo etc read-only'; sh -c 'echo "$WSH_NO_SANDBOX"'`); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if got, want := out.String(), "Seccomp:\t2\netc read-only\n1\n"; got != want {
+		t.Errorf("got %q, want %q\n%s", got, want, errb.String())
+	}
+}
+
+// TestNilStreamsDiscard: nil standard streams discard, as in mvdan.cc/sh;
+// what wsh itself says (here that the start directory / is not writable)
+// goes nowhere rather than panicking.
+func TestNilStreamsDiscard(t *testing.T) {
+	r, err := shell.New(shell.StdIO(nil, nil, nil), shell.Dir("/"), shell.Env([]string{"PATH=/usr/bin:/bin"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Run(context.Background(), "/bin/echo discarded; /bin/ls /nonexistent"); err == nil {
+		t.Error("ls of a missing path succeeded")
+	}
+}
+
+// TestWithConfigIsChecked: a configuration made in code is checked as one
+// from the environment is, with the same *config.Error.
+func TestWithConfigIsChecked(t *testing.T) {
+	cases := []struct {
+		cfg      config.Config
+		variable string
+	}{
+		{config.Config{Writable: []string{"relative/dir"}}, "WSH_WRITABLE"},
+		{config.Config{Writable: []string{"/"}}, "WSH_WRITABLE"},
+		{config.Config{Hide: []string{"~/.ssh"}}, "WSH_HIDE"},
+		{config.Config{NoSandbox: true, RequireSandbox: true}, "WSH_NO_SANDBOX"},
+		{config.Config{Network: "bogus"}, "WSH_NETWORK"},
+		{config.Config{UnixSockets: "maybe"}, "WSH_UNIX_SOCKETS"},
+		{config.Config{Home: "rw"}, "WSH_HOME"},
+		{config.Config{Protect: []string{"../x"}}, "WSH_PROTECT"},
+	}
+	for _, c := range cases {
+		_, err := shell.New(shell.WithConfig(c.cfg), shell.Dir(t.TempDir()))
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Var != c.variable {
+			t.Errorf("WithConfig(%+v): %v, want a *config.Error for %s", c.cfg, err, c.variable)
+		}
+	}
+	r, err := shell.New(shell.WithConfig(config.Config{}), shell.Dir(t.TempDir()), shell.StdIO(nil, nil, nil))
+	if err != nil {
+		t.Fatalf("the zero Config (every default): %v", err)
+	}
+	r.Close()
+}
