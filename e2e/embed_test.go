@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -71,4 +72,25 @@ func holds(t *testing.T, pid int, path string) bool {
 		}
 	}
 	return false
+}
+
+// TestEmbedderWithoutInit: a program that forgot jail.Init gets an error
+// naming it at once from shell.New, and never a jail: re-executed as an
+// init, it would run its own main again, nested, level after level.
+func TestEmbedderWithoutInit(t *testing.T) {
+	dir := workDir(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, helperBin(t, "noinit", "./testdata/noinit"), "/bin/true")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "jail.Init() was not called") {
+		t.Errorf("noinit: %v after %v\n%s", err, took, out)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the error took %v", took)
+	}
 }

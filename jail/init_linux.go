@@ -17,6 +17,7 @@ import (
 // never returns in that case. Otherwise it returns at once. Programs that use
 // wsh call it first in main.
 func Init() {
+	initCalled.Store(true)
 	if len(os.Args) == 0 {
 		return
 	}

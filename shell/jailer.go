@@ -58,10 +58,19 @@ type Jailer struct {
 	KillTimeout time.Duration
 }
 
+// ErrNoInit is New's and NewJailer's error for a program that did not
+// call jail.Init first in main (a test binary: in TestMain).
+var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (in a test package, in TestMain): the jail's init is this program, re-executed")
+
 // NewJailer makes a Jailer. dir is the working directory the Runner starts
 // in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
 // when it exists) and cfg.Writable. The one warning goes to warn.
 func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) (*Jailer, error) {
+	if !cfg.NoSandbox && !jail.Initialized() {
+		// Re-executed as a jail's init, this program would run its own
+		// main again, in the jail, and no command would ever run.
+		return nil, ErrNoInit
+	}
 	w, startWhy, err := writableAndWhy(cfg, dir, environ)
 	if err != nil {
 		return nil, err
