@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -93,8 +94,10 @@ type Config struct {
 	Protect []string `env:"WSH_PROTECT" envSeparator:":"`
 }
 
-// Variables lists every variable Load reads, with what it accepts.
-var Variables = map[string]string{
+// variables lists every variable Load reads, with what it accepts
+// (Variables gives a copy: no caller can add one to silence the check of
+// unknown WSH_* names).
+var variables = map[string]string{
 	"WSH_NO_SANDBOX":      "1, true, 0, false",
 	"WSH_REQUIRE_SANDBOX": "1, true, 0, false",
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
@@ -147,7 +150,7 @@ func checkNames(m map[string]string) error {
 		if !strings.HasPrefix(k, "WSH_") {
 			continue
 		}
-		accepted, ok := Variables[k]
+		accepted, ok := variables[k]
 		if !ok {
 			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
 		}
@@ -160,7 +163,7 @@ func checkNames(m map[string]string) error {
 
 func known() []string {
 	var ks []string
-	for k := range Variables {
+	for k := range variables {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
@@ -186,7 +189,7 @@ func fromEnvError(err error, environ map[string]string) error {
 			case reflect.TypeOf(HomeMode("")):
 				what = "a home mode"
 			}
-			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, Variables[k])}
+			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, variables[k])}
 		}
 	}
 	return &Error{"WSH_*", err}
@@ -215,7 +218,7 @@ func (c *Config) Validate() error {
 	}
 	for _, e := range enums {
 		if !e.ok {
-			return &Error{e.name, fmt.Errorf("%q is not one of: %s", e.value, Variables[e.name])}
+			return &Error{e.name, fmt.Errorf("%q is not one of: %s", e.value, variables[e.name])}
 		}
 	}
 	c.Writable = append([]string(nil), c.Writable...)
@@ -335,3 +338,6 @@ func resolveExisting(p string) string {
 	}
 	return p
 }
+
+// Variables returns every variable Load reads, with what it accepts.
+func Variables() map[string]string { return maps.Clone(variables) }

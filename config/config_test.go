@@ -119,3 +119,12 @@ func TestHiddenMissingBeneathASymlink(t *testing.T) {
 		t.Errorf("CheckHidden = %q, %v, want %q", got, err, want)
 	}
 }
+
+// TestVariablesIsACopy: adding to what Variables returns does not make a
+// misspelt variable known.
+func TestVariablesIsACopy(t *testing.T) {
+	Variables()["WSH_NO_SANDBX"] = "1"
+	if _, err := Load([]string{"WSH_NO_SANDBX=1"}); err == nil {
+		t.Error("a misspelt variable was accepted after a caller added it to Variables()")
+	}
+}

@@ -394,13 +394,13 @@ func TestContainmentSetuidControl(t *testing.T) {
 // an attempt that tells the filter from the kernel, and that every group
 // the expectations name is in jail.Policy.
 func TestContainmentCoversPolicy(t *testing.T) {
-	for _, g := range jail.Policy {
+	for _, g := range jail.Policy() {
 		if !slices.ContainsFunc(expectations, func(e expectation) bool { return e.group == g.Name && telling(e) }) {
 			t.Errorf("group %s of jail.Policy: no attempt whose control differs from the jail", g.Name)
 		}
 	}
 	for _, e := range expectations {
-		if e.group != "" && e.group != badArch && !slices.ContainsFunc(jail.Policy, func(g jail.RuleGroup) bool { return g.Name == e.group }) {
+		if e.group != "" && e.group != badArch && !slices.ContainsFunc(jail.Policy(), func(g jail.RuleGroup) bool { return g.Name == e.group }) {
 			t.Errorf("%s: group %q is not in jail.Policy", e.attempt, e.group)
 		}
 	}

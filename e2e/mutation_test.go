@@ -24,7 +24,7 @@ func TestMutationPolicyGroups(t *testing.T) {
 			control := attackUnshared(t, u, "-Urmn", nil, mutationArgs...)
 			full := attackUnshared(t, u, "-Urmn", nil, append(mutationArgs, "-filter")...)
 			checkFullFilter(t, u, control, full)
-			for _, g := range jail.Policy {
+			for _, g := range jail.Policy() {
 				t.Run(g.Name, func(t *testing.T) {
 					without := attackUnshared(t, u, "-Urmn", nil, append(mutationArgs, "-filter", "-skip", g.Name)...)
 					checkWithout(t, g.Name, control, full, without)

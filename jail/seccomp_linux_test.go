@@ -15,7 +15,7 @@ import (
 // its own, which is what a mutation test passes to BuildFilter.
 func TestPolicyGroupNames(t *testing.T) {
 	var seen []string
-	for _, g := range Policy {
+	for _, g := range policy {
 		if g.Name == "" || slices.Contains(seen, g.Name) {
 			t.Errorf("group %q: empty or named twice", g.Name)
 		}
@@ -48,7 +48,7 @@ func TestPolicyBuildFilterSkips(t *testing.T) {
 
 func names() []string {
 	var n []string
-	for _, g := range Policy {
+	for _, g := range policy {
 		n = append(n, g.Name)
 	}
 	return n
@@ -129,5 +129,16 @@ func TestMountGroupHasEveryMountCall(t *testing.T) {
 		if _, err := syscallOf(c); err != nil {
 			t.Errorf("the mounts group names %s, which this build cannot resolve: %v", c, err)
 		}
+	}
+}
+
+// TestPolicyIsACopy: what Policy returns cannot change the filter.
+func TestPolicyIsACopy(t *testing.T) {
+	p := Policy()
+	n := len(p[0].Calls)
+	p[0].Calls[0] = "changed"
+	p[0] = RuleGroup{}
+	if q := Policy(); q[0].Name == "" || q[0].Calls[0] == "changed" || len(q[0].Calls) != n {
+		t.Errorf("a change to Policy's result reached the policy: %+v", q[0])
 	}
 }

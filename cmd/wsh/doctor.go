@@ -202,7 +202,7 @@ func stepResults(v degrade.Verdict) []stepResult {
 
 func policySummary() []policyGroup {
 	var out []policyGroup
-	for _, g := range jail.Policy {
+	for _, g := range jail.Policy() {
 		out = append(out, policyGroup{g.Name, g.Calls})
 	}
 	return out

@@ -99,7 +99,7 @@ func readMem(pid int) string {
 func loadFilter(skip []string) {
 	for _, s := range skip {
 		known := false
-		for _, g := range jail.Policy {
+		for _, g := range jail.Policy() {
 			known = known || g.Name == s
 		}
 		if !known {
