@@ -1,15 +1,15 @@
 package shell
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/jail"
 )
@@ -25,33 +25,32 @@ import (
 // therefore uses a directory of wsh's own for its FIFOs, read-only in the
 // jail; the script and its commands still see the TMPDIR they were given.
 func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
-	orig, hadTmp := lookupEnvOK(environ, "TMPDIR")
-	ienv := environ
-	if j.fifoDir != "" {
-		ienv = append(withoutEnv(environ, "TMPDIR"), "TMPDIR="+j.fifoDir)
-	}
-	var env expand.Environ = expand.ListEnviron(ienv...)
+	var env expand.Environ = expand.ListEnviron(environ...)
 	if !j.cfg.NoSandbox {
 		env = userDBEnviron{env, j.policy.hiddenName}
+	}
+	var fifo *fifoEnviron
+	if j.fifoDir != "" {
+		fifo = &fifoEnviron{Environ: env, dir: j.fifoDir}
+		env = fifo
 	}
 	opts = append([]interp.RunnerOption{interp.Env(env)}, opts...)
 	r, err := interp.New(append(opts, j.RunnerOptions()...)...)
 	if err != nil {
 		return nil, err
 	}
-	if j.fifoDir != "" {
-		r.Reset() // takes TMPDIR as its temporary directory, once
-		restore := "unset TMPDIR"
-		if hadTmp {
-			restore = "export TMPDIR=" + quote(orig)
+	if fifo != nil {
+		if r.Env != env {
+			// An interp.Env of the caller's: the interpreter would make
+			// its FIFOs in that environment's TMPDIR, which commands can
+			// write.
+			return nil, errors.New("shell: NewInterp: pass the environment as environ, not as an interp.Env option")
 		}
-		stmt, err := syntax.NewParser().Parse(strings.NewReader(restore), "")
-		if err != nil {
-			return nil, err
-		}
-		if err := r.Run(context.Background(), stmt.Stmts[0]); err != nil {
-			return nil, err
-		}
+		// mvdan.cc/sh takes TMPDIR as its temporary directory once, at
+		// the first Reset; from then on the commands' TMPDIR is theirs,
+		// also after a later Reset (which puts this environment back).
+		r.Reset()
+		fifo.taken.Store(true)
 	}
 	if params != nil {
 		if err := interp.Params(params...)(r); err != nil {
@@ -59,6 +58,22 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 		}
 	}
 	return r, nil
+}
+
+// fifoEnviron is the interpreter's environment: TMPDIR is the FIFO
+// directory until the interpreter took it as its temporary directory
+// (taken), and the commands' own after.
+type fifoEnviron struct {
+	expand.Environ
+	dir   string
+	taken atomic.Bool
+}
+
+func (e *fifoEnviron) Get(name string) expand.Variable {
+	if name == "TMPDIR" && !e.taken.Load() {
+		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: e.dir}
+	}
+	return e.Environ.Get(name)
 }
 
 // Close removes what the Jailer made on the host (its FIFO directory).
@@ -132,5 +147,3 @@ func withoutEnv(environ []string, key string) []string {
 	}
 	return out
 }
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

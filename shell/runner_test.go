@@ -3,8 +3,13 @@ package shell_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
 	"wsh/shell"
@@ -74,4 +79,42 @@ func TestWithConfigIsChecked(t *testing.T) {
 		t.Fatalf("the zero Config (every default): %v", err)
 	}
 	r.Close()
+}
+
+// TestNewInterpKeepsTheCommandsTMPDIR: the interpreter's own temporary
+// directory (the FIFOs of process substitution, read-only to commands)
+// never becomes the commands' TMPDIR, also after a Reset; an interp.Env of
+// the caller's, which would move the FIFOs where commands write, is
+// refused.
+func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
+	dir := t.TempDir()
+	environ := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir}
+	j, err := shell.NewJailer(config.Config{}, dir, environ, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var out strings.Builder
+	r, err := j.NewInterp(environ, nil, interp.StdIO(nil, &out, &out), interp.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := syntax.NewParser().Parse(strings.NewReader(`echo "$TMPDIR"; sh -c 'echo "$TMPDIR"'; cat <(echo fifo)`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dir + "\n" + dir + "\nfifo\n"
+	for i := range 2 {
+		out.Reset()
+		if err := r.Run(context.Background(), script); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out.String())
+		}
+		if out.String() != want {
+			t.Errorf("run %d: got %q, want %q", i, out.String(), want)
+		}
+		r.Reset()
+	}
+	if _, err := j.NewInterp(environ, nil, interp.Env(expand.ListEnviron(environ...))); err == nil {
+		t.Error("an interp.Env option was accepted")
+	}
 }
