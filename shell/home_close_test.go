@@ -20,6 +20,7 @@ func TestCloseWhileTheHomeIsUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(home)
+	t.Setenv("HOME", home) // the jail's home is the process's, not Env's
 	var stderr bytes.Buffer
 	r, err := shell.New(shell.Dir(t.TempDir()), shell.StdIO(nil, &stderr, &stderr),
 		shell.Env([]string{"PATH=/usr/bin:/bin", "HOME=" + home}))

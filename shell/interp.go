@@ -34,8 +34,14 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 		fifo = &fifoEnviron{Environ: env, dir: j.fifoDir}
 		env = fifo
 	}
-	opts = append([]interp.RunnerOption{interp.Env(env)}, opts...)
-	r, err := interp.New(append(opts, j.RunnerOptions()...)...)
+	// wsh's options come before the caller's and again after them: before,
+	// so that an option of the caller's that runs the interpreter's Reset
+	// (which builds the exec chain once) finds wsh's exec middleware
+	// already there, outermost; after, so that no handler of the caller's
+	// replaces the policy's.
+	all := append([]interp.RunnerOption{interp.Env(env)}, j.RunnerOptions()...)
+	all = append(append(all, opts...), j.RunnerOptions()...)
+	r, err := interp.New(all...)
 	if err != nil {
 		return nil, err
 	}

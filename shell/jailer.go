@@ -66,6 +66,12 @@ var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (i
 // in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
 // when it exists) and cfg.Writable. The one warning goes to warn.
 func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) (*Jailer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if warn == nil {
+		warn = io.Discard
+	}
 	if !cfg.NoSandbox && !jail.Initialized() {
 		// Re-executed as a jail's init, this program would run its own
 		// main again, in the jail, and no command would ever run.

@@ -16,12 +16,12 @@ import (
 	"wsh/jail"
 )
 
-// DefaultProtected are the paths, relative to each writable path, that the
+// defaultProtected are the paths, relative to each writable path, that the
 // jail keeps read-only: what is written there runs on the host later,
 // unsandboxed (docs/config.md says why each is here). A repository's own
 // (its config, hooks, commondir, and those of its submodules and
 // worktrees) are found by gitCandidates.
-var DefaultProtected = []string{
+var defaultProtected = []string{
 	".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".bashrc.d", ".ssh",
 	".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d", ".local/share/systemd", ".local/bin",
@@ -340,7 +340,7 @@ func (p *protector) resolve(path string, out *protection) (string, error) {
 // the start directory and WSH_WRITABLE; extra is WSH_PROTECT; environ
 // gives the home and the global git config.
 func newProtector(roots, projects, extra, environ []string) *protector {
-	p := &protector{roots: roots, names: append([]string(nil), DefaultProtected...)}
+	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...)}
 	tmp, _ := lookupEnvOK(environ, "TMPDIR")
 	if t, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = t
@@ -1061,3 +1061,8 @@ func (p *protector) protected(real string) bool {
 	}
 	return false
 }
+
+// DefaultProtected returns the names protected in every writable path by
+// default (docs/config.md says why each is there); WSH_PROTECT adds to
+// them. A copy: no caller can take one away.
+func DefaultProtected() []string { return append([]string(nil), defaultProtected...) }

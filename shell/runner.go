@@ -58,14 +58,20 @@ func Dir(dir string) Option { return func(s *settings) error { s.dir = dir; retu
 // plain variables to the commands, and wsh's own settings come from
 // WithConfig or, without it, from the process's environment, so that the
 // environment an agent passes on (with variables a model chose) cannot
-// switch the jail off, and an operator's WSH_REQUIRE_SANDBOX holds.
+// switch the jail off, and an operator's WSH_REQUIRE_SANDBOX holds. So do
+// the paths the jail is made of: the TMPDIR that is writable, the HOME
+// that is copy-on-write, wsh's state directory (XDG_STATE_HOME) are the
+// process's, whatever Env says.
 func Env(environ []string) Option {
 	return func(s *settings) error { s.environ = environ; return nil }
 }
 
 // WithConfig sets the configuration; the default is config.Load of the
 // process's environment (os.Environ, not Env). It is checked as Load
-// checks the environment: an error is a *config.Error.
+// checks the environment: an error is a *config.Error. It replaces the
+// process's WSH_* settings whole, an operator's WSH_REQUIRE_SANDBOX=1
+// included: to keep them, start from config.Load(os.Environ()) and change
+// what you need.
 func WithConfig(c config.Config) Option {
 	return func(s *settings) error {
 		if err := c.Validate(); err != nil {
@@ -96,7 +102,12 @@ func New(opts ...Option) (*Runner, error) {
 	if err := s.defaults(); err != nil {
 		return nil, err
 	}
-	j, err := NewJailer(*s.cfg, s.dir, s.environ, s.stderr)
+	// The jail's shape (TMPDIR writable, the home and wsh's state
+	// directory, the git config read for core.hooksPath) comes from the
+	// process's environment, like the settings, not from Env: an
+	// environment that carries what a model chose could otherwise make a
+	// host directory writable (TMPDIR=/opt/x) or wsh's state readable.
+	j, err := NewJailer(*s.cfg, s.dir, os.Environ(), s.stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -116,5 +117,79 @@ func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
 	}
 	if _, err := j.NewInterp(environ, nil, interp.Env(expand.ListEnviron(environ...))); err == nil {
 		t.Error("an interp.Env option was accepted")
+	}
+}
+
+// TestEnvDoesNotShapeTheJail: TMPDIR in Env is a plain variable to the
+// commands: the directory it names is not made writable.
+func TestEnvDoesNotShapeTheJail(t *testing.T) {
+	// Not in /tmp, which is writable anyway.
+	dir, err := os.MkdirTemp("/home", "wsh-envtmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	var out strings.Builder
+	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(t.TempDir()),
+		shell.Env([]string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// test -w reads the mount's flags; it writes nothing.
+	if err := r.Run(context.Background(), `sh -c 'test -w "$TMPDIR" && echo writable || echo read-only'`); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "read-only\n" {
+		t.Errorf("TMPDIR from Env in the jail: %q", out.String())
+	}
+}
+
+// TestJailerChecksItsConfig: NewJailer checks the configuration as
+// WithConfig does, and a nil warning writer discards.
+func TestJailerChecksItsConfig(t *testing.T) {
+	for _, cfg := range []config.Config{{Writable: []string{"/"}}, {Writable: []string{"/dev/shm"}}, {NoSandbox: true, RequireSandbox: true}, {Hide: []string{"relative"}}} {
+		var ce *config.Error
+		if _, err := shell.NewJailer(cfg, t.TempDir(), nil, nil); !errors.As(err, &ce) {
+			t.Errorf("NewJailer(%+v) = %v, want a *config.Error", cfg, err)
+		}
+	}
+	j, err := shell.NewJailer(config.Config{}, "/", []string{"PATH=/usr/bin:/bin"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := j.NewInterp([]string{"PATH=/usr/bin:/bin"}, nil, interp.StdIO(nil, io.Discard, io.Discard), interp.Dir("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := syntax.NewParser().Parse(strings.NewReader("/bin/true"), "")
+	if err := r.Run(context.Background(), f); err != nil { // says the start directory is not writable
+		t.Fatal(err)
+	}
+}
+
+// TestCallersResetKeepsTheJail: an option of the caller's that runs the
+// interpreter's Reset (which builds the exec chain) still gets wsh's exec
+// middleware: the command runs in the jail.
+func TestCallersResetKeepsTheJail(t *testing.T) {
+	dir := t.TempDir()
+	j, err := shell.NewJailer(config.Config{}, dir, []string{"PATH=/usr/bin:/bin"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var out strings.Builder
+	r, err := j.NewInterp([]string{"PATH=/usr/bin:/bin"}, nil, interp.StdIO(nil, &out, &out), interp.Dir(dir),
+		func(r *interp.Runner) error { r.Reset(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := syntax.NewParser().Parse(strings.NewReader("grep Seccomp: /proc/self/status"), "")
+	if err := r.Run(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "Seccomp:\t2\n" {
+		t.Errorf("after the caller's Reset: %q", out.String())
 	}
 }
