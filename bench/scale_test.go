@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"wsh/config"
 	"wsh/shell"
 )
 
@@ -23,7 +24,11 @@ func loopScript(n int, cmd string) string {
 // jailedRunner is a wsh Runner in the jail's full mode, working in dir.
 func jailedRunner(tb testing.TB, dir string, out, errw *bytes.Buffer) *shell.Runner {
 	tb.Helper()
-	r, err := shell.New(shell.StdIO(nil, out, errw), shell.Dir(dir), shell.Env(env))
+	// No copy-on-write home: its keeper, a child of this process for a
+	// while after the last jail, would count as left behind. (The home
+	// is the process's, not Env's.)
+	r, err := shell.New(shell.StdIO(nil, out, errw), shell.Dir(dir), shell.Env(env),
+		shell.WithConfig(config.Config{Home: config.HomeReadonly}))
 	if err != nil {
 		tb.Fatal(err)
 	}
