@@ -76,6 +76,10 @@ func parseArgs(args []string) (*invocation, error) {
 
 // Main runs wsh with args (without argv[0]) and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
 	if len(args) > 0 && args[0] == "version" {
 		return printVersion(stdout)
 	}
