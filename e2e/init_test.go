@@ -127,3 +127,20 @@ func TestUncheckedEmbeddedInitRefused(t *testing.T) {
 		t.Errorf("wsh built by hand with the tag: %v\n%s\nwant exit 126 and a message naming scripts/build.sh", err, out)
 	}
 }
+
+// TestVersionNamesTheCommit: the shipped wsh says which commit it was
+// built from, as git says the tree's HEAD is.
+func TestVersionNamesTheCommit(t *testing.T) {
+	out, err := exec.Command(wshBin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse HEAD: %v", err)
+	}
+	want := "wsh 0.1.0-dev+" + strings.TrimSpace(string(head))[:12]
+	if first, _, _ := strings.Cut(string(out), "\n"); strings.TrimSuffix(first, "-dirty") != want {
+		t.Errorf("wsh version says %q, want %q (or with -dirty)", first, want)
+	}
+}

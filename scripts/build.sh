@@ -14,7 +14,10 @@ $GO generate ./wrap
 # is the one generated here (wrap/init_embed.go).
 sum=$(sha256sum wrap/initbin/wsh-jail-init | cut -d' ' -f1)
 tags='netgo osusergo wshinit'
-ldflags="-linkmode external -extldflags \"-static\" -X wsh/wrap.initSum=$sum"
+# The version names the commit (GOFLAGS may have -buildvcs=false).
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+if [ "$rev" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then rev=$rev-dirty; fi
+ldflags="-linkmode external -extldflags \"-static\" -X wsh/wrap.initSum=$sum -X main.version=0.1.0-dev+$rev"
 case $pkg in
 test:*) $GO test -c -tags "$tags" -ldflags "$ldflags" -o "$out" "${pkg#test:}" ;;
 *) $GO build -tags "$tags" -ldflags "$ldflags" -o "$out" "$pkg" ;;
