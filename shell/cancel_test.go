@@ -93,3 +93,25 @@ func TestCancelDuringSetup(t *testing.T) {
 	}
 	waitFor(t, func() bool { return len(procsWith("302.5")) == 0 }, "every process of the jails to be gone")
 }
+
+// TestKillTimeoutOption: a command that ignores SIGTERM is killed the
+// KillTimeout after its cancellation, not the default two seconds after.
+func TestKillTimeoutOption(t *testing.T) {
+	r, err := shell.New(shell.StdIO(nil, os.Stdout, os.Stderr), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}),
+		shell.KillTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }() // the target has started by then
+	start := time.Now()
+	r.Run(ctx, `/bin/sh -c 'trap "" TERM; sleep 5'`)
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("Run took %v after a cancel at 300ms with a KillTimeout of 100ms", took)
+	}
+	if _, err := shell.New(shell.KillTimeout(-time.Second)); err == nil {
+		t.Error("a negative KillTimeout was accepted")
+	}
+}

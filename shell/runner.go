@@ -2,9 +2,11 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -28,6 +30,7 @@ type settings struct {
 	cfg            *config.Config
 	params         []string
 	name           string
+	killTimeout    *time.Duration
 }
 
 // An Option configures a Runner.
@@ -88,6 +91,18 @@ func Params(args ...string) Option {
 	return func(s *settings) error { s.params = append(s.params, args...); return nil }
 }
 
+// KillTimeout sets how long a cancelled command has between SIGTERM and
+// SIGKILL; the default is DefaultKillTimeout. It must not be negative.
+func KillTimeout(d time.Duration) Option {
+	return func(s *settings) error {
+		if d < 0 {
+			return fmt.Errorf("shell.KillTimeout: %v is negative", d)
+		}
+		s.killTimeout = &d
+		return nil
+	}
+}
+
 // Name sets $0; the default is "wsh".
 func Name(name string) Option { return func(s *settings) error { s.name = name; return nil } }
 
@@ -110,6 +125,9 @@ func New(opts ...Option) (*Runner, error) {
 	j, err := NewJailer(*s.cfg, s.dir, os.Environ(), s.stderr)
 	if err != nil {
 		return nil, err
+	}
+	if s.killTimeout != nil {
+		j.KillTimeout = *s.killTimeout
 	}
 	ir, err := j.NewInterp(s.environ, s.params, interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir))
 	if err != nil {
