@@ -4,11 +4,11 @@
 
 GO ?= go
 BIN := bin/wsh
-# scripts/build.sh builds the jail init without cgo (go generate ./wrap) and
+# scripts/build.sh builds the jail init without cgo (go generate ./internal/launch) and
 # embeds it in a static wsh (-tags wshinit): every jailed command starts
 # the init, and a small cgo-free one starts about 1.5 ms sooner than wsh
 # itself (docs/performance.md). libseccomp-dev ships libseccomp.a. The e2e
-# tests and bench/run.sh build with the same script.
+# tests and internal/bench/run.sh build with the same script.
 
 .PHONY: all deps build demo test vet bench clean
 
@@ -24,21 +24,21 @@ demo: build
 	@cd "$$(mktemp -d)" && $(CURDIR)/$(BIN) $(CURDIR)/scripts/demo.sh
 
 vet: deps
-	$(GO) generate ./wrap
+	$(GO) generate ./internal/launch
 	$(GO) vet ./...
-	$(GO) vet -tags wshinit ./wrap ./cmd/...
+	$(GO) vet -tags wshinit ./internal/launch ./cmd/...
 
 # The race detector runs the in-process packages once more: the shell's
 # view of the copy-on-write home is shared by background jobs.
 test: deps vet
 	$(GO) test -count=1 -v ./...
-	$(GO) test -count=1 -race ./shell ./wrap
+	$(GO) test -count=1 -race ./shell ./internal/launch
 
-# make bench runs the benchmarks of bench/ (per exec, per script, memory,
+# make bench runs the benchmarks of internal/bench/ (per exec, per script, memory,
 # 10,000 execs) and prints medians and ratios; it installs bubblewrap as
 # root. BENCH_COUNT=N sets -count (6), BENCH_SCALE=0 skips the long run.
 bench: deps
-	@GO="$(GO)" sh bench/run.sh
+	@GO="$(GO)" sh internal/bench/run.sh
 
 clean:
-	rm -rf bin wrap/initbin
+	rm -rf bin internal/launch/initbin

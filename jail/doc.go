@@ -1,4 +1,4 @@
-// Package jail implements the child side of wsh's jail: the init that a
-// re-executed wsh runs inside new namespaces, its ordered setup steps, the
-// seccomp policy, and the small PID-1 reaper that runs the target.
+// Package jail has the one call that every program running commands
+// through wsh makes first in main: Init. The jail's init is that program,
+// re-executed; everything else of the jail is internal to wsh.
 package jail

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"wsh/config"
-	"wsh/wrap"
+	"wsh/internal/launch"
 )
 
 // systemDirs are directories that are never a home to put an overlay over.
@@ -28,7 +28,7 @@ var systemDirs = map[string]bool{
 // says), as opposed to a home that is not one to cover. The state
 // directory is resolved where it exists: it is hidden from every jail and
 // from the shell's own operations.
-func planHome(cfg config.Config, environ, writable []string) (plan wrap.HomePlan, why string, failed bool) {
+func planHome(cfg config.Config, environ, writable []string) (plan launch.HomePlan, why string, failed bool) {
 	home, _ := lookupEnvOK(environ, "HOME")
 	if home == "" || !filepath.IsAbs(home) {
 		return plan, "HOME is not set to an absolute path", false
@@ -105,7 +105,7 @@ func resolveExisting(p string) string {
 // makeState makes the plan's state directory and resolves its path; a
 // path that resolves into a writable path once made (a symlink changed
 // since planHome) is refused.
-func makeState(plan wrap.HomePlan, writable []string) (wrap.HomePlan, error) {
+func makeState(plan launch.HomePlan, writable []string) (launch.HomePlan, error) {
 	if err := os.MkdirAll(plan.State, 0o700); err != nil {
 		return plan, fmt.Errorf("wsh's state directory: %w", err)
 	}
@@ -134,7 +134,7 @@ func stateDir(environ []string, home string) string {
 // writable when it lies in a writable path), why not. Its Home is set
 // whenever $HOME is a directory, so that wsh home can show and reset
 // what an earlier run kept.
-func HomePlan(cfg config.Config, dir string, environ []string) (plan wrap.HomePlan, why string, err error) {
+func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.HomePlan, why string, err error) {
 	w, err := writablePaths(cfg, dir, environ)
 	if err != nil {
 		return plan, "", err
@@ -230,7 +230,7 @@ func unescapeMountinfo(s string) string {
 // existingStates lists the plan's state directory and the default one in
 // the home (~/.local/state/wsh, the layers of runs without this
 // XDG_STATE_HOME), those that exist.
-func existingStates(plan wrap.HomePlan) []string {
+func existingStates(plan launch.HomePlan) []string {
 	candidates := []string{plan.State}
 	if plan.Home != "" {
 		candidates = append(candidates, stateDir(nil, plan.Home))

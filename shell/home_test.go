@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"wsh/config"
-	"wsh/wrap"
+	"wsh/internal/launch"
 )
 
 // TestPlanHome: which homes get a copy-on-write home, and what is said
@@ -132,8 +132,8 @@ func TestUnescapeMountinfo(t *testing.T) {
 	}
 }
 
-func wrapPlan(home, state string) wrap.HomePlan {
-	return wrap.HomePlan{Home: home, State: state}
+func wrapPlan(home, state string) launch.HomePlan {
+	return launch.HomePlan{Home: home, State: state}
 }
 
 // TestNotWritableByDefault: which start directories (and $TMPDIR values)

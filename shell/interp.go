@@ -7,11 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"wsh/internal/proto"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
-
-	"wsh/jail"
 )
 
 // NewInterp makes an interp.Runner whose commands go through this Jailer:
@@ -103,12 +102,12 @@ func (j *Jailer) Close() error {
 // this session or another, can write there; this session's jails get the
 // directory bound read-only at the same path, to open the FIFOs of process
 // substitution.
-func makeFifoDir() (jail.PathID, error) {
+func makeFifoDir() (proto.PathID, error) {
 	dir, err := os.MkdirTemp("/dev/shm", "wsh-")
 	if err != nil {
-		return jail.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
+		return proto.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
 	}
-	id, err := jail.NewPathID(dir)
+	id, err := proto.NewPathID(dir)
 	if err != nil {
 		os.Remove(dir)
 	}

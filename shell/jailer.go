@@ -21,9 +21,11 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
-	"wsh/degrade"
-	"wsh/jail"
-	"wsh/wrap"
+	"wsh/internal/initproc"
+	"wsh/internal/launch"
+	"wsh/internal/proto"
+	"wsh/internal/seccomp"
+	"wsh/internal/verdict"
 )
 
 // DefaultKillTimeout is how long a cancelled command has between SIGTERM and
@@ -37,11 +39,11 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	policy   policy
-	fifoDir  string      // the interpreter's own temporary directory
-	filter   []byte      // the seccomp program, compiled once
-	shmDir   jail.PathID // fifoDir, bound read-only in the jail
+	fifoDir  string       // the interpreter's own temporary directory
+	filter   []byte       // the seccomp program, compiled once
+	shmDir   proto.PathID // fifoDir, bound read-only in the jail
 	warn     io.Writer
-	state    degrade.State
+	state    verdict.State
 	home     jailHome
 	// protector says which paths beneath the writable ones are read-only.
 	protector *protector
@@ -72,7 +74,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if warn == nil {
 		warn = io.Discard
 	}
-	if !cfg.NoSandbox && !jail.Initialized() {
+	if !cfg.NoSandbox && !initproc.Initialized() {
 		// Re-executed as a jail's init, this program would run its own
 		// main again, in the jail, and no command would ever run.
 		return nil, ErrNoInit
@@ -94,7 +96,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			"; name it in WSH_WRITABLE to write to it"
 		j.startIsHome = strings.HasSuffix(startWhy, " is the home directory")
 	}
-	var plan wrap.HomePlan
+	var plan launch.HomePlan
 	var why string
 	var failed bool
 	hidden := cfg.Hide
@@ -118,7 +120,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			// The jail would cover it: no command could start there.
 			return nil, &config.Error{Var: "the working directory", Err: fmt.Errorf("%s is hidden (WSH_HIDE, or wsh's state directory): start wsh elsewhere", d)}
 		}
-		wrap.PrepareSelfCopy()
+		launch.PrepareSelfCopy()
 		id, err := makeFifoDir()
 		if err != nil {
 			return nil, err
@@ -137,8 +139,8 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 // compileFilter compiles the seccomp program that every jail init of this
 // Jailer loads; the init has no compiler of its own.
 func (j *Jailer) compileFilter() error {
-	spec := jail.Spec{AllowUnix: j.allowUnix()}
-	f, err := jail.CompileFilter(spec.SkipGroups()...)
+	spec := proto.Spec{AllowUnix: j.allowUnix()}
+	f, err := seccomp.CompileFilter(spec.SkipGroups()...)
 	if err != nil {
 		return err
 	}
@@ -236,7 +238,7 @@ func (j *Jailer) Writable() []string { return append([]string(nil), j.writable..
 
 // Degraded returns the denial after which this Jailer runs commands
 // unsandboxed, if the host refused the jail.
-func (j *Jailer) Degraded() (degrade.Verdict, bool) { return j.state.Degraded() }
+func (j *Jailer) Degraded() (verdict.Verdict, bool) { return j.state.Degraded() }
 
 // RunnerOptions are what an interp.Runner needs to obey wsh: the exec
 // middleware and, unless WSH_NO_SANDBOX opts out, the in-process policy for
@@ -306,8 +308,8 @@ func (c *command) name() string {
 	return c.args[0]
 }
 
-// A pendingProtection is a request's protection, found by wrap.Run while
-// the init starts (wrap.Request.Protection): once Run returns, prot is
+// A pendingProtection is a request's protection, found by launch.Run while
+// the init starts (launch.Request.Protection): once Run returns, prot is
 // set (and watched) if it was found, err if it could not be. Neither is
 // set when the jail failed before (a refused clone).
 type pendingProtection struct {
@@ -317,10 +319,10 @@ type pendingProtection struct {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*wrap.Request, *pendingProtection) {
+func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
-	return &wrap.Request{
-		Spec: jail.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
+	return &launch.Request{
+		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
@@ -328,7 +330,7 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 			prot, err := j.protector.protection(dir)
 			var b []byte
 			if err == nil {
-				b, err = jail.EncodeProtection(prot.pins, prot.paths)
+				b, err = proto.EncodeProtection(prot.pins, prot.paths)
 			}
 			if err != nil {
 				pp.err = err
@@ -350,31 +352,31 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 }
 
 // Probe makes one jail exactly as a command would get it, runs this binary
-// in it as jail.ReadbackArg0, and returns the verdict and what the kernel
+// in it as proto.ReadbackArg0, and returns the verdict and what the kernel
 // said inside. It is what wsh doctor runs; it does not touch the degrade
 // state.
-func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *jail.Readback, error) {
+func (j *Jailer) Probe(ctx context.Context, dir string) (verdict.Verdict, *proto.Readback, error) {
 	if j.filter == nil { // opted out: no jail has been needed so far
 		if err := j.compileFilter(); err != nil {
-			return degrade.Verdict{}, nil, err
+			return verdict.Verdict{}, nil, err
 		}
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req, pp := j.request(dir, "/proc/self/exe", []string{jail.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	req, pp := j.request(dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
 	defer j.attachHome(req)()
-	o := wrap.Run(ctx, req)
+	o := launch.Run(ctx, req)
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
 	}
 	if pp.err != nil {
-		return degrade.Verdict{}, nil, pp.err
+		return verdict.Verdict{}, nil, pp.err
 	}
-	v := degrade.Classify(o)
-	if v.Kind != degrade.Ran {
+	v := verdict.Classify(o)
+	if v.Kind != verdict.Ran {
 		return v, nil, nil
 	}
-	var rb jail.Readback
+	var rb proto.Readback
 	if v.Status != 0 {
 		return v, nil, fmt.Errorf("the readback in the jail exited %d: %s", v.Status, bytes.TrimSpace(errb.Bytes()))
 	}
@@ -396,19 +398,19 @@ func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, _, _ := j.Probe(ctx, dir)
-	if v.Kind == degrade.Failed && v.Step == jail.StepHome.String() {
+	if v.Kind == verdict.Failed && v.Step == proto.StepHome.String() {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
 		j.stopHome(strings.TrimSuffix(v.Message(), "; run 'wsh doctor'"))
 		v, _, _ = j.Probe(ctx, dir)
 	}
-	if v.Kind == degrade.Denied {
+	if v.Kind == verdict.Denied {
 		j.releaseHome()
 	}
 	switch {
-	case v.Kind == degrade.Denied && j.cfg.RequireSandbox:
+	case v.Kind == verdict.Denied && j.cfg.RequireSandbox:
 		// each command fails closed on its own attempt
-	case v.Kind == degrade.Denied:
+	case v.Kind == verdict.Denied:
 		j.state.Settle(v)
 	default:
 		// Made, or failed for another reason: the host did not refuse
@@ -428,7 +430,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	out := wrap.Run(ctx, req)
+	out := launch.Run(ctx, req)
 	done()
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
@@ -445,13 +447,13 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), pp.err)
 		return interp.ExitStatus(126)
 	}
-	v := j.state.Settle(degrade.Classify(out))
+	v := j.state.Settle(verdict.Classify(out))
 	switch v.Kind {
-	case degrade.Ran:
+	case verdict.Ran:
 		return exitStatus(v.Status)
-	case degrade.NotExecutable:
+	case verdict.NotExecutable:
 		return j.notExecutable(ctx, c, v.Errno, true)
-	case degrade.Denied:
+	case verdict.Denied:
 		if j.cfg.RequireSandbox {
 			return j.refuse(c, v.Message())
 		}
@@ -459,7 +461,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		return j.plain(ctx, c)
 	}
 	msg := v.Message()
-	if v.Step == jail.StepHome.String() {
+	if v.Step == proto.StepHome.String() {
 		// The home failed, not the jail: later jails go without it. This
 		// command is not run again, since its standard input may be
 		// partly read.
@@ -575,7 +577,7 @@ func (j *Jailer) jailDir(dir string) string {
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
 func (j *Jailer) warnOnce() {
 	if v, _ := j.state.Degraded(); j.state.Warn() {
-		fmt.Fprintln(j.warn, degrade.Warning(v))
+		fmt.Fprintln(j.warn, verdict.Warning(v))
 	}
 }
 

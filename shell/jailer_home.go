@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"wsh/jail"
-	"wsh/wrap"
+	"wsh/internal/launch"
+	"wsh/internal/proto"
 )
 
 // HomeStatus says what the jail's $HOME is.
@@ -24,9 +24,9 @@ type HomeStatus struct {
 // jailHome is a Jailer's copy-on-write home.
 type jailHome struct {
 	mu      sync.Mutex
-	conn    *wrap.Home // the keeper's connection, held until Close
-	active  bool       // jails get the home
-	id      jail.PathID
+	conn    *launch.Home // the keeper's connection, held until Close
+	active  bool         // jails get the home
+	id      proto.PathID
 	mounts  []string // the host's mounts beneath the home
 	status  HomeStatus
 	planned bool // the home was to be an overlay: its failure is said
@@ -37,7 +37,7 @@ type jailHome struct {
 // gives the in-process policy its view of the home. What fails leaves the
 // home read-only, as it was before there was a copy-on-write home, and is
 // said once, with the first command.
-func (j *Jailer) setupHome(plan wrap.HomePlan, why string, failed bool) {
+func (j *Jailer) setupHome(plan launch.HomePlan, why string, failed bool) {
 	h := &j.home
 	h.status = HomeStatus{Home: plan.Home, State: plan.State, Why: why}
 	h.planned = failed
@@ -45,12 +45,12 @@ func (j *Jailer) setupHome(plan wrap.HomePlan, why string, failed bool) {
 		return
 	}
 	h.planned = true
-	id, err := jail.NewPathID(plan.Home)
+	id, err := proto.NewPathID(plan.Home)
 	if err != nil {
 		h.status.Why = err.Error()
 		return
 	}
-	conn, err := wrap.OpenHome(plan)
+	conn, err := launch.OpenHome(plan)
 	if err != nil {
 		h.status.Why = err.Error()
 		return
@@ -84,7 +84,7 @@ func (j *Jailer) setupHome(plan wrap.HomePlan, why string, failed bool) {
 // attachHome gives req the copy-on-write home: a clone of its mount, and
 // the lock of that mount, which the jail init holds for its life. It
 // returns what to close once the jail has them.
-func (j *Jailer) attachHome(req *wrap.Request) (done func()) {
+func (j *Jailer) attachHome(req *launch.Request) (done func()) {
 	h := &j.home
 	h.mu.Lock()
 	conn, active := h.conn, h.active

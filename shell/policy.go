@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
-
-	"wsh/jail"
 )
 
 // A policy is the in-process half of the jail. Builtins, redirections,
@@ -27,8 +26,8 @@ import (
 // meanwhile: the handlers open what the path leads to (O_PATH where nothing
 // is read), check that descriptor, and use it.
 type policy struct {
-	writable  []jail.PathID
-	hidden    []jail.PathID  // Dev and Ino 0 where the path did not exist
+	writable  []proto.PathID
+	hidden    []proto.PathID // Dev and Ino 0 where the path did not exist
 	learned   *learnedHidden // where hidden paths led since wsh started
 	home      *homeView      // the copy-on-write home, or nil
 	protector *protector     // the protected paths beneath the writable ones
@@ -39,16 +38,16 @@ type policy struct {
 func newPolicy(writable, hidden []string) (policy, error) {
 	p := policy{learned: &learnedHidden{}}
 	for _, w := range writable {
-		id, err := jail.NewPathID(w)
+		id, err := proto.NewPathID(w)
 		if err != nil {
 			return policy{}, err
 		}
 		p.writable = append(p.writable, id)
 	}
 	for _, h := range hidden {
-		id, err := jail.NewPathID(h)
+		id, err := proto.NewPathID(h)
 		if errors.Is(err, fs.ErrNotExist) {
-			id, err = jail.PathID{Path: h}, nil
+			id, err = proto.PathID{Path: h}, nil
 		}
 		if err != nil {
 			return policy{}, err

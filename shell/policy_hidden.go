@@ -10,10 +10,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/jail"
 )
 
 // hiddenName reports whether path, as written or as resolved, names a
@@ -194,7 +193,7 @@ func (l *learnedHidden) add(path string) {
 // would end the run's work (a command can point a hidden path that lies in
 // a writable path anywhere), and while the symlink leads there the jail
 // covers it anyway.
-func (p *policy) hiddenNow() []jail.PathID {
+func (p *policy) hiddenNow() []proto.PathID {
 	if len(p.hidden) == 0 {
 		return nil
 	}
@@ -207,9 +206,9 @@ func (p *policy) hiddenNow() []jail.PathID {
 	if len(learned) == 0 {
 		return p.hidden
 	}
-	ids := append([]jail.PathID(nil), p.hidden...)
+	ids := append([]proto.PathID(nil), p.hidden...)
 	for _, l := range learned {
-		ids = append(ids, jail.PathID{Path: l})
+		ids = append(ids, proto.PathID{Path: l})
 	}
 	return ids
 }

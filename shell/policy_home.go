@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"wsh/wrap"
+	"wsh/internal/launch"
 )
 
 // A homeView is the jail's copy-on-write home as the shell's own
@@ -29,7 +29,7 @@ import (
 type homeView struct {
 	path     string   // the host's home, where the jail shows the overlay
 	excluded []string // paths beneath path the jail shows from the host
-	src      func() (wrap.Clone, error)
+	src      func() (launch.Clone, error)
 	// lost is told, once, why the view could get no clone: the home is
 	// not copy-on-write any more (it is called without mu held).
 	lost func(error)
@@ -51,7 +51,7 @@ type homeView struct {
 type viewGen struct {
 	root  int    // O_PATH descriptor of the mount's root
 	dev   uint64 // the overlay's device: the same for every clone of a mount
-	clone wrap.Clone
+	clone launch.Clone
 	since time.Time // when the view got it
 }
 
@@ -63,12 +63,12 @@ const viewIdle = 20 * time.Millisecond
 // for a file): once it is older, the view lets it go as soon as no
 // operation or file uses it, so that the keeper can mount the home anew
 // and the loop sees what the host has changed.
-var viewMaxHold = wrap.KeeperRefresh
+var viewMaxHold = launch.KeeperRefresh
 
 // newHomeView makes the view of the home at path, with its clones from
 // src. excluded are the writable paths and the host's mounts beneath the
 // home, which jails bind on top of it.
-func newHomeView(path string, src func() (wrap.Clone, error), excluded []string) *homeView {
+func newHomeView(path string, src func() (launch.Clone, error), excluded []string) *homeView {
 	v := &homeView{path: path, src: src}
 	for _, e := range excluded {
 		if under(e, path) && e != path {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"wsh/wrap"
+	"wsh/internal/launch"
 )
 
 // TestHomeViewLost: when the keeper gives the shell's view no clone, the
@@ -24,7 +24,7 @@ func TestHomeViewLost(t *testing.T) {
 	p, err := newPolicy([]string{t.TempDir()}, nil)
 	mustDo(t, err)
 	gone := errors.New("the keeper of the jail's home is gone")
-	p.home = newHomeView(home, func() (wrap.Clone, error) { return wrap.Clone{}, gone }, nil)
+	p.home = newHomeView(home, func() (launch.Clone, error) { return launch.Clone{}, gone }, nil)
 	var said []error
 	p.home.lost = func(err error) { said = append(said, err) }
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func TestHomeViewLostFirstWrite(t *testing.T) {
 	mustDo(t, err)
 	p, err := newPolicy([]string{t.TempDir()}, nil)
 	mustDo(t, err)
-	p.home = newHomeView(home, func() (wrap.Clone, error) { return wrap.Clone{}, errors.New("gone") }, nil)
+	p.home = newHomeView(home, func() (launch.Clone, error) { return launch.Clone{}, errors.New("gone") }, nil)
 	if _, err := p.open(context.Background(), filepath.Join(home, "new"), os.O_WRONLY|os.O_CREATE, 0o644); !errors.Is(err, syscall.EROFS) {
 		t.Errorf("writing to the home once the keeper is gone: %v, want EROFS", err)
 	}
@@ -75,18 +75,18 @@ func TestHomeViewLostFirstWrite(t *testing.T) {
 func TestHomeViewMaxHold(t *testing.T) {
 	dir := t.TempDir()
 	clones := 0
-	src := func() (wrap.Clone, error) {
+	src := func() (launch.Clone, error) {
 		m, err := os.Open(dir)
 		if err != nil {
-			return wrap.Clone{}, err
+			return launch.Clone{}, err
 		}
 		l, err := os.Open(dir)
 		if err != nil {
 			m.Close()
-			return wrap.Clone{}, err
+			return launch.Clone{}, err
 		}
 		clones++
-		return wrap.Clone{Mount: m, Lock: l}, nil
+		return launch.Clone{Mount: m, Lock: l}, nil
 	}
 	defer func(d time.Duration) { viewMaxHold = d }(viewMaxHold)
 	viewMaxHold = 50 * time.Millisecond

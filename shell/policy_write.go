@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/jail"
 )
 
 // openWrite opens path for writing only beneath a writable path. The
@@ -72,7 +71,7 @@ func refusedWrite(real string, flag int) error {
 	return syscall.EROFS
 }
 
-func (p *policy) openBeneath(root jail.PathID, real string, flag int, perm os.FileMode) (*os.File, error) {
+func (p *policy) openBeneath(root proto.PathID, real string, flag int, perm os.FileMode) (*os.File, error) {
 	rfd, err := root.Open()
 	if err != nil {
 		return nil, unwrapErrno(err)
@@ -144,8 +143,8 @@ func openat2(dirfd int, rel string, flag int, perm os.FileMode) (int, error) {
 }
 
 // rootOf returns the writable path that real lies beneath.
-func (p *policy) rootOf(real string) (jail.PathID, bool) {
-	var best jail.PathID
+func (p *policy) rootOf(real string) (proto.PathID, bool) {
+	var best proto.PathID
 	for _, w := range p.writable {
 		if under(real, w.Path) && len(w.Path) > len(best.Path) {
 			best = w

@@ -10,10 +10,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/jail"
 )
 
 // defaultProtected are the paths, relative to each writable path, that the
@@ -66,7 +65,7 @@ const (
 // A protection is what the jail does for the protected paths at one
 // moment: the directories to pin, the paths to make read-only.
 type protection struct {
-	pins, paths []jail.PathID
+	pins, paths []proto.PathID
 	seen        map[string]bool // "pin:", "path:", "missing:" or "link:" and the path
 	lstat       map[string]lstatResult
 	// missing are the protected paths that are not there and that wsh
@@ -137,7 +136,7 @@ func (pr *protection) add(path string, pin bool) {
 	if pr.once(key) {
 		return
 	}
-	id, err := jail.NewPathID(path)
+	id, err := proto.NewPathID(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			pr.fail(fmt.Errorf("cannot protect %s: %w", path, err))

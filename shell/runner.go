@@ -12,7 +12,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
-	"wsh/degrade"
+	"wsh/internal/verdict"
 )
 
 // A Runner runs scripts; every external command runs in the jail.
@@ -183,7 +183,7 @@ func (r *Runner) Exited() bool { return r.interp.Exited() }
 
 // Degraded returns the denial after which this Runner runs commands
 // unsandboxed, if the host refused the jail.
-func (r *Runner) Degraded() (degrade.Verdict, bool) { return r.jailer.Degraded() }
+func (r *Runner) Degraded() (verdict.Verdict, bool) { return r.jailer.Degraded() }
 
 // Writable returns the paths that are writable in the jail.
 func (r *Runner) Writable() []string { return r.jailer.Writable() }

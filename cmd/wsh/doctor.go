@@ -13,8 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/config"
-	"wsh/degrade"
-	"wsh/jail"
+	"wsh/internal/initproc"
+	"wsh/internal/proto"
+	"wsh/internal/seccomp"
+	"wsh/internal/verdict"
 	"wsh/shell"
 )
 
@@ -41,16 +43,16 @@ const (
 
 // A doctorReport is everything doctor says; its JSON field names are stable.
 type doctorReport struct {
-	Verdict  string         `json:"verdict"`
-	Status   int            `json:"status"`
-	Reason   string         `json:"reason"`
-	Denial   *denial        `json:"denial,omitempty"`
-	Steps    []stepResult   `json:"steps,omitempty"`
-	Readback *jail.Readback `json:"readback,omitempty"`
-	Facts    facts          `json:"facts"`
-	Config   *configView    `json:"config,omitempty"`
-	Home     *homeView      `json:"home,omitempty"`
-	Seccomp  []policyGroup  `json:"seccomp_policy"`
+	Verdict  string          `json:"verdict"`
+	Status   int             `json:"status"`
+	Reason   string          `json:"reason"`
+	Denial   *denial         `json:"denial,omitempty"`
+	Steps    []stepResult    `json:"steps,omitempty"`
+	Readback *proto.Readback `json:"readback,omitempty"`
+	Facts    facts           `json:"facts"`
+	Config   *configView     `json:"config,omitempty"`
+	Home     *homeView       `json:"home,omitempty"`
+	Seccomp  []policyGroup   `json:"seccomp_policy"`
 }
 
 type denial struct {
@@ -136,22 +138,22 @@ func diagnose() *doctorReport {
 }
 
 // judge sets the verdict from what the probe jail showed.
-func judge(rep *doctorReport, cfg config.Config, v degrade.Verdict, rb *jail.Readback, perr error, hostNet bool) {
+func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Readback, perr error, hostNet bool) {
 	works, why := false, ""
 	switch {
 	case perr != nil:
 		why = perr.Error()
-	case v.Kind == degrade.Ran:
+	case v.Kind == verdict.Ran:
 		works, why = rb.Confined(hostNet)
 		if !works {
 			why = "the jail was made but the kernel shows it is not in force: " + why
 		}
-	case v.Kind == degrade.NotExecutable:
+	case v.Kind == verdict.NotExecutable:
 		why = fmt.Sprintf("jail: exec: %v", v.Errno)
 	default:
 		why = strings.TrimSuffix(v.Message(), "; run 'wsh doctor'")
 	}
-	if v.Kind == degrade.Denied {
+	if v.Kind == verdict.Denied {
 		rep.Denial = &denial{v.Mode, v.Step, errnoName(v.Errno)}
 	}
 	switch {
@@ -166,7 +168,7 @@ func judge(rep *doctorReport, cfg config.Config, v degrade.Verdict, rb *jail.Rea
 	case cfg.RequireSandbox:
 		rep.Verdict, rep.Status = verdictRequired, doctorWouldFail
 		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
-	case v.Kind == degrade.Denied:
+	case v.Kind == verdict.Denied:
 		rep.Verdict, rep.Status = verdictWouldDegrade, doctorWouldDegrade
 		rep.Reason = "the host refuses the jail; commands would run unsandboxed after one warning: " + why
 	default:
@@ -176,16 +178,16 @@ func judge(rep *doctorReport, cfg config.Config, v degrade.Verdict, rb *jail.Rea
 }
 
 // stepResults lists the clone and every setup step with what happened.
-func stepResults(v degrade.Verdict) []stepResult {
-	names := []string{degrade.StepClone}
-	for _, s := range jail.SetupSteps() {
+func stepResults(v verdict.Verdict) []stepResult {
+	names := []string{verdict.StepClone}
+	for _, s := range initproc.SetupSteps() {
 		names = append(names, s.String())
 	}
 	failedAt, result := "", ""
 	switch v.Kind {
-	case degrade.Denied:
+	case verdict.Denied:
 		failedAt, result = v.Step, "denied"
-	case degrade.Failed:
+	case verdict.Failed:
 		failedAt, result = v.Step, "failed"
 	}
 	out := make([]stepResult, 0, len(names))
@@ -202,7 +204,7 @@ func stepResults(v degrade.Verdict) []stepResult {
 
 func policySummary() []policyGroup {
 	var out []policyGroup
-	for _, g := range jail.Policy() {
+	for _, g := range seccomp.Policy() {
 		out = append(out, policyGroup{g.Name, g.Calls})
 	}
 	return out

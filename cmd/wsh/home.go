@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"wsh/config"
+	"wsh/internal/launch"
 	"wsh/shell"
-	"wsh/wrap"
 )
 
 const homeUsage = "usage: wsh home [reset]"
@@ -28,7 +28,7 @@ func home(args []string, stdout, stderr io.Writer) int {
 	if err == nil && derr != nil {
 		err = derr
 	}
-	var plan wrap.HomePlan
+	var plan launch.HomePlan
 	var why string
 	if err == nil {
 		plan, why, err = shell.HomePlan(cfg, dir, os.Environ())
@@ -47,8 +47,8 @@ func home(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printHome(w io.Writer, plan wrap.HomePlan, why string) {
-	info := wrap.InspectHome(plan)
+func printHome(w io.Writer, plan launch.HomePlan, why string) {
+	info := launch.InspectHome(plan)
 	if why == "" {
 		fmt.Fprintf(w, "The jail's $HOME is copy-on-write: jailed commands read %s as it is,\n"+
 			"and what they write to it is kept in wsh's state directory, not on the host.\n", plan.Home)
@@ -70,10 +70,10 @@ func printHome(w io.Writer, plan wrap.HomePlan, why string) {
 	fmt.Fprintf(w, "wsh home reset empties it.\n")
 }
 
-func homeReset(plan wrap.HomePlan, stdout, stderr io.Writer) int {
-	freed, err := wrap.ResetHome(plan)
+func homeReset(plan launch.HomePlan, stdout, stderr io.Writer) int {
+	freed, err := launch.ResetHome(plan)
 	switch {
-	case errors.Is(err, wrap.ErrHomeInUse):
+	case errors.Is(err, launch.ErrHomeInUse):
 		fmt.Fprintf(stderr, "wsh home reset: %v; stop it and try again\n", err)
 		return 1
 	case err != nil:

@@ -9,7 +9,7 @@ import (
 
 	seccomp "github.com/seccomp/libseccomp-golang"
 
-	"wsh/wrap"
+	"wsh/internal/launch"
 )
 
 // version is set at build time with -ldflags '-X main.version=...'.
@@ -57,6 +57,6 @@ func printVersion(w io.Writer) int {
 	}
 	major, minor, micro := seccomp.GetLibraryVersion()
 	fmt.Fprintf(w, "libseccomp: %d.%d.%d\n", major, minor, micro)
-	fmt.Fprintf(w, "jail init: %s\n", wrap.InitDescription())
+	fmt.Fprintf(w, "jail init: %s\n", launch.InitDescription())
 	return 0
 }

@@ -1,0 +1,217 @@
+package initproc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"wsh/internal/proto"
+
+	"golang.org/x/sys/unix"
+)
+
+// Init runs the jail init when this process was re-executed as one, and
+// never returns in that case. Otherwise it returns at once. Programs that use
+// wsh call it first in main.
+func Init() {
+	initCalled.Store(true)
+	if len(os.Args) == 0 {
+		return
+	}
+	switch os.Args[0] {
+	case proto.InitArg0:
+		os.Exit(initMain())
+	case proto.ReadbackArg0:
+		os.Exit(readback())
+	case proto.KeeperArg0:
+		os.Exit(keeperMain())
+	}
+}
+
+// readSpec reads the spec from SpecFD and closes it. The init reads with
+// plain read(2), not an *os.File: os registers every file with its poller
+// first, which costs a fresh process more than the read.
+func readSpec() (*proto.Spec, error) {
+	if len(os.Args) != 1 {
+		return nil, errors.New("jail init: bad argv")
+	}
+	defer unix.Close(proto.SpecFD)
+	return proto.ReadSpec(fdReader(proto.SpecFD))
+}
+
+// fdReader reads a descriptor with read(2).
+type fdReader int
+
+func (fd fdReader) Read(p []byte) (int, error) {
+	n, err := retryEINTR(func() (int, error) { return unix.Read(int(fd), p) })
+	switch {
+	case err != nil:
+		return 0, os.NewSyscallError("read", err)
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// inInitialUserNamespace reports whether this process is in the initial
+// user namespace, whose uid map is the whole range (user_namespaces(7)).
+// wsh's jail maps exactly one uid.
+func inInitialUserNamespace() bool {
+	fd, err := unix.Open("/proc/self/uid_map", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true // cannot tell: refuse
+	}
+	defer unix.Close(fd)
+	b, err := io.ReadAll(io.LimitReader(fdReader(fd), 4096))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	return len(f) != 3 || f[2] != "1"
+}
+
+// SetupSteps returns the setup steps in the order the jail init runs them.
+func SetupSteps() []proto.Step {
+	out := make([]proto.Step, len(steps))
+	for i, s := range steps {
+		out[i] = s.id
+	}
+	return out
+}
+
+func initMain() int {
+	// os/signal's first Notify starts two threads (the runtime's signal
+	// thread and os/signal's loop): about 0.3 ms, which runs here while
+	// the setup does, and is over before the target is forked. A signal
+	// before then ends the init by Go's default action (SIGQUIT with a
+	// stack dump), before any target runs; one after waits in sigs and
+	// is forwarded to the target as soon as it starts.
+	sigs := make(chan os.Signal, 8)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, forwardedSignals()...)
+		// The target may signal its own PID 1; the other signals are
+		// caught and dropped, so they neither crash the init (Go dumps
+		// its stacks on SIGABRT) nor stop the reaping. Caught, not
+		// ignored: an ignored signal would stay ignored in the target.
+		signal.Notify(make(chan os.Signal, 1), dropped...)
+		close(notified)
+	}()
+	// Capabilities and no_new_privs are per thread (capabilities(7): "each
+	// thread has ... capability sets"), and the target is forked from the
+	// thread that dropped them, so this goroutine stays on its thread.
+	runtime.LockOSThread()
+	spec, err := readSpec()
+	if err == nil && os.Getpid() != 1 {
+		err = errors.New("jail init: not PID 1 of a new PID namespace")
+	}
+	if err == nil && inInitialUserNamespace() {
+		// Setup in the host's user namespace would act on the host's
+		// mounts (run as root under unshare -p, say).
+		err = errors.New("jail init: in the host's user namespace")
+	}
+	if err != nil {
+		// Not started by wsh: refuse before touching any mount.
+		fmt.Fprintln(os.Stderr, "wsh:", err)
+		return proto.ReservedStatus
+	}
+	if step, err := Setup(spec); err != nil {
+		writeReport(step, err)
+		return proto.ReservedStatus
+	}
+	<-notified
+	return reap(spec, sigs)
+}
+
+// A setupStep is one named stage of the jail setup.
+type setupStep struct {
+	id  proto.Step
+	run func(*setupState) error
+}
+
+type setupState struct {
+	spec     *proto.Spec
+	writable []int    // detached clones of the writable paths, in spec order
+	devices  []int    // detached clones of the device nodes, in devNodes order
+	shm      int      // detached clone of spec.ShmDir, or -1
+	homeDev  uint64   // the device of the copy-on-write home, once mounted
+	pinned   []string // directories bound onto themselves (pinAncestors)
+}
+
+// steps is the one list that defines the order of the setup.
+var steps = []setupStep{
+	{proto.StepParent, checkParent},
+	{proto.StepMountPrivate, mountPrivate},
+	{proto.StepDetach, detach},
+	{proto.StepRootReadonly, rootReadonly},
+	{proto.StepRun, coverRun},
+	{proto.StepHome, mountHome},
+	{proto.StepWritable, placeWritable},
+	{proto.StepProtect, protect},
+	{proto.StepHide, hide},
+	{proto.StepProc, mountProc},
+	{proto.StepSys, mountSys},
+	{proto.StepDev, mountDev},
+	{proto.StepStdio, reopenStdio},
+	{proto.StepLoopback, loopbackUp},
+	{proto.StepChdir, chdir},
+	{proto.StepDescriptors, cloexecFrom3},
+	{proto.StepCapabilities, dropCapabilities},
+	{proto.StepNoNewPrivs, setNoNewPrivs},
+	{proto.StepLandlock, landlockScopes},
+	{proto.StepSeccomp, loadSeccomp},
+}
+
+// Setup runs every step in order in the calling process, which must be the
+// init of fresh namespaces. It returns the step that failed.
+func Setup(spec *proto.Spec) (proto.Step, error) {
+	st := &setupState{spec: spec, shm: -1}
+	for _, s := range steps {
+		if err := s.run(st); err != nil {
+			if he := (*homeError)(nil); errors.As(err, &he) {
+				return proto.StepHome, err
+			}
+			return s.id, err
+		}
+	}
+	return proto.StepNone, nil
+}
+
+// checkParent asks for SIGKILL when wsh dies, then checks that wsh did not
+// die before that: the read end of the sentinel is held only by the wsh that
+// started this jail, so a POLLERR on our write end means it is gone.
+func checkParent(*setupState) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_SET_PDEATHSIG)", err)
+	}
+	fds := []unix.PollFd{{Fd: proto.ReportFD, Events: unix.POLLOUT}}
+	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, 0) }); err != nil {
+		return os.NewSyscallError("poll", err)
+	}
+	if fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
+		os.Exit(proto.ReservedStatus) // nobody is left to read a report
+	}
+	return nil
+}
+
+func writeReport(step proto.Step, err error) {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno == 0 {
+		errno = syscall.EIO // bug: every step returns an errno
+	}
+	b := proto.Report{Step: step, Errno: errno}.Encode()
+	unix.Write(proto.ReportFD, b[:])
+}
+
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package initproc
+
+// Init does nothing where there is no jail.
+func Init() { initCalled.Store(true) }

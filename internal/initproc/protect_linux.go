@@ -1,0 +1,60 @@
+package initproc
+
+import (
+	"os"
+	"sort"
+	"strings"
+	"wsh/internal/proto"
+
+	"golang.org/x/sys/unix"
+)
+
+// protect makes the protected paths beneath the writable paths read-only:
+// what a command writes there (a git hook, core.fsmonitor in .git/config,
+// .vscode/tasks.json) would run on the host later, unsandboxed. First each
+// directory between a writable path and a protected path is bound onto
+// itself (a pin): a mount point cannot be renamed or removed, so no
+// command can move .git away and put a .git of its own in its place. Then
+// each protected path that exists is bound onto itself read-only. A
+// protected path that is missing has an empty directory made in its place
+// by wsh (see shell), which is protected as any other.
+func protect(st *setupState) error {
+	if st.spec.ProtectLater {
+		// The parent found them while this init started.
+		pins, paths, aborted, err := proto.ReadProtection(fdReader(proto.ProtectFD))
+		unix.Close(proto.ProtectFD)
+		if err != nil {
+			return err
+		}
+		if aborted {
+			return &os.PathError{Op: "protect", Path: "the protected paths", Err: unix.ECANCELED}
+		}
+		st.spec.Pins, st.spec.Protect = pins, paths
+	}
+	pins := append([]proto.PathID(nil), st.spec.Pins...)
+	sort.SliceStable(pins, func(a, b int) bool { return strings.Count(pins[a].Path, "/") < strings.Count(pins[b].Path, "/") })
+	for _, id := range pins {
+		fd, err := cloneTree(id, unix.AT_RECURSIVE)
+		if err != nil {
+			return err
+		}
+		if err := st.placeMount(fd, id); err != nil {
+			return err
+		}
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	for _, id := range st.spec.Protect {
+		fd, err := cloneTree(id, unix.AT_RECURSIVE)
+		if err != nil {
+			return err
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, ro); err != nil {
+			unix.Close(fd)
+			return &os.PathError{Op: "mount_setattr", Path: id.Path, Err: err}
+		}
+		if err := st.placeMount(fd, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

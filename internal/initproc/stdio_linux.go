@@ -1,0 +1,92 @@
+package initproc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"wsh/internal/proto"
+
+	"golang.org/x/sys/unix"
+)
+
+// reopenStdio gives the target its standard streams through the jail's own
+// view of the file system. A descriptor opened outside holds the host's
+// mount: through /proc/self/fd/N the target could open the same file again
+// for writing, or, for a directory, walk the whole host from it, hidden
+// paths and all (`cat /proc/self/fd/0/etc/x` with `< /`). So every stream
+// that names a file, directory or device is opened again by its path inside
+// the jail (read-only root, covered hidden paths, the jail's /dev), checked
+// to be the same file, and put in place, offset kept. A stream that cannot
+// be shown so fails the jail. Pipes, sockets and terminals stay as they
+// are, and so does a file open for writing only: the user chose it as the
+// command's output.
+//
+// A file the shell opened through its view of the copy-on-write home (a
+// clone of the same overlay as the jail's home: the same device) has a
+// path relative to that clone's root; it is opened again at the same path
+// in the jail's home.
+func reopenStdio(st *setupState) error {
+	for fd := 0; fd <= 2; fd++ {
+		if err := st.reopenStream(fd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *setupState) reopenStream(fd int) error {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil // closed
+	}
+	kind := st.Mode & unix.S_IFMT
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return nil
+	}
+	acc := fl & unix.O_ACCMODE
+	switch {
+	case kind == unix.S_IFIFO || kind == unix.S_IFSOCK:
+		return nil
+	case kind == unix.S_IFCHR && isTerminal(fd):
+		return nil
+	case kind == unix.S_IFREG && acc == unix.O_WRONLY:
+		return nil
+	}
+	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || len(path) == 0 || path[0] != '/' {
+		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+	}
+	if s.homeDev != 0 && st.Dev == s.homeDev {
+		path = strings.TrimSuffix(s.spec.Home.Path+path, "/")
+	}
+	flags := acc | fl&unix.O_APPEND | unix.O_CLOEXEC | unix.O_NOCTTY
+	if kind == unix.S_IFDIR {
+		flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	}
+	nfd, err := unix.Open(path, flags|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+	}
+	defer unix.Close(nfd)
+	var nst unix.Stat_t
+	if unix.Fstat(nfd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
+		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+	}
+	if _, err := unix.FcntlInt(uintptr(nfd), unix.F_SETFL, fl&^unix.O_ACCMODE); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	if kind == unix.S_IFREG || kind == unix.S_IFDIR {
+		if off, err := unix.Seek(fd, 0, 1); err == nil {
+			if _, err := unix.Seek(nfd, off, 0); err != nil {
+				return os.NewSyscallError("lseek", err)
+			}
+		}
+	}
+	return os.NewSyscallError("dup3", unix.Dup3(nfd, fd, 0))
+}
+
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}

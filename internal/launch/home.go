@@ -1,0 +1,51 @@
+package launch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A HomePlan says where a copy-on-write home comes from: the host's home
+// directory, which jails see through it, and wsh's state directory, where
+// what jailed commands write to it is kept.
+type HomePlan struct {
+	Home  string // the host's home directory, absolute and resolved
+	State string // wsh's state directory: $XDG_STATE_HOME/wsh
+}
+
+// KeeperLinger is how long a home's keeper stays once no wsh is connected:
+// a wsh started soon after finds it and does not pay for a new one.
+const KeeperLinger = 10 * time.Second
+
+// Dir is this home's own directory in the state directory: one per home
+// path, so that two homes that share a state directory do not share an
+// upper directory.
+func (p HomePlan) Dir() string {
+	sum := sha256.Sum256([]byte(p.Home))
+	return filepath.Join(p.State, "home", hex.EncodeToString(sum[:8]))
+}
+
+// Upper is the overlay's upper directory: what jailed commands wrote to
+// the home, by the home's own relative paths.
+func (p HomePlan) Upper() string { return filepath.Join(p.Dir(), "upper") }
+
+// Work is the overlay's work directory.
+func (p HomePlan) Work() string { return filepath.Join(p.Dir(), "work") }
+
+// socketDir is where the homes' keepers of this uid listen: in the host's
+// /dev/shm, in a directory of this uid's own. Every jail has a /dev/shm of
+// its own, so no jailed command can reach it, whatever its settings.
+func socketDir() string { return fmt.Sprintf("/dev/shm/wsh-keeper-%d", os.Getuid()) }
+
+// socketName is the name of the keeper's socket for the home's directory
+// whose identity is dev and ino: a directory put in the place of another
+// (renamed away, and a new one made) has another keeper, and another
+// upper directory.
+func (p HomePlan) socketName(dev, ino uint64) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", p.Dir(), dev, ino)))
+	return hex.EncodeToString(sum[:8]) + ".sock"
+}

@@ -1,0 +1,298 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
+	"wsh/internal/verdict"
+)
+
+// exitGrace bounds the waits after the init has exited when the request
+// has no KillTimeout.
+const exitGrace = 2 * time.Second
+
+// SelfExe is the binary re-executed as the jail init.
+const SelfExe = "/proc/self/exe"
+
+// A Request is one command to run in a jail.
+type Request struct {
+	// Spec is the jail and the target, whose environment is Spec.Env;
+	// the init runs with an empty one.
+	Spec   proto.Spec
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// KillTimeout is how long a cancelled jail has after SIGTERM before it
+	// is killed (0: killed at once), and how long the standard streams'
+	// copies may go on after the jail has exited (0: exitGrace).
+	KillTimeout time.Duration
+	// Started, if set, is called once the jail is made and the target
+	// started, while it may still run.
+	Started func()
+	// HomeMount, when Spec.Home is set, is a detached mount of the jail's
+	// copy-on-write home, and HomeLock that mount's lock, which the init
+	// holds for as long as it lives (Home.Clone). Run closes neither.
+	HomeMount, HomeLock *os.File
+	// Protection, if set, finds the pins and the protected paths and
+	// returns them encoded (proto.EncodeProtection), for the init to read
+	// on proto.ProtectFD when its setup reaches them: Run calls it once the
+	// init is started, so that it runs while the init starts. An error,
+	// or a cancellation meanwhile, sends none: the jail fails at its
+	// protect step, and the target never starts. Without it, Spec.Pins
+	// and Spec.Protect are sent.
+	Protection func() ([]byte, error)
+}
+
+// Run runs the request in a jail and returns what the parent saw.
+func Run(ctx context.Context, req *Request) verdict.Outcome {
+	if err := ctx.Err(); err != nil {
+		return verdict.Outcome{StartErr: err}
+	}
+	var started atomic.Bool
+	p, rd, cio, prot, err := start(req)
+	if err != nil {
+		return startFailed(err, req.Spec.HostNetwork)
+	}
+	defer rd.Close()
+	// Sent from its own goroutine: a write larger than the pipe waits
+	// for the init, whose cancellation must not wait for the write.
+	protSent := make(chan struct{})
+	go func() {
+		defer close(protSent)
+		sendProtection(ctx, prot, req)
+	}()
+	defer func() { <-protSent }() // the init is gone by then: the write ends
+	cio.start()
+	report := make(chan []byte, 1)
+	setupOver := make(chan struct{})
+	go func() {
+		b := readSentinel(rd, func() {
+			started.Store(true)
+			if req.Started != nil {
+				req.Started()
+			}
+		})
+		close(setupOver)
+		report <- b
+	}()
+	exited := make(chan struct{})
+	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
+	state, _ := p.Wait()
+	close(exited)
+	// The init is gone, and with it every process of the jail: what still
+	// holds the standard streams' pipes or the sentinel's write end is
+	// outside it (a descriptor handed out over a unix socket; a process
+	// forked from this one, without exec, while the pipe was open). Do not
+	// wait on those for ever.
+	grace := req.KillTimeout
+	if grace <= 0 {
+		grace = exitGrace
+	}
+	cio.wait(grace)
+	rd.SetReadDeadline(time.Now().Add(grace))
+	out := verdict.Outcome{Status: exitStatus(state), ExecStep: proto.StepExec.String()}
+	if r, ok := proto.DecodeReport(<-report); ok {
+		out.Report = &verdict.Report{Step: r.Step.String(), Errno: r.Errno}
+		out.PathStep = r.Step.ResolvesPath()
+		out.NeverDenial = r.Step.NeverDenial()
+		out.Note = r.Step.Note(r.Errno)
+	}
+	return out
+}
+
+// start starts the jail init: its spec on SpecFD, the sentinel's write end
+// on ReportFD, the read end of the protection's pipe on ProtectFD, the
+// request's standard streams on 0 to 2. It returns the process, the
+// sentinel's read end, the streams' copying, and the protection's write
+// end, for sendProtection.
+func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
+	exe, err := exePath()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	s := req.Spec
+	s.ProtectLater, s.Pins, s.Protect = true, nil, nil
+	spec, err := specFile(&s)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer spec.Close()
+	prd, pwr, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer prd.Close()
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		pwr.Close()
+		return nil, nil, nil, nil, err
+	}
+	cio, err := newChildIO(req.Stdin, req.Stdout, req.Stderr)
+	if err != nil {
+		rd.Close()
+		wr.Close()
+		pwr.Close()
+		return nil, nil, nil, nil, err
+	}
+	// No working directory is set: a chdir refused here would look like a
+	// refused clone (mode 1); the init's own chdir step reports it as a
+	// path step.
+	files := []*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec, prd}
+	if req.HomeMount != nil {
+		files = append(files, req.HomeMount, req.HomeLock)
+	}
+	pid, err := spawn(exe, []string{proto.InitArg0}, []string{}, jailAttr(req.Spec.HostNetwork, files...))
+	// The read end sees EOF only once every write end is closed: ours must
+	// go now, or a silent child would hang the read of the sentinel.
+	wr.Close()
+	cio.closeChildEnds()
+	if err != nil {
+		rd.Close()
+		pwr.Close()
+		cio.closeParentEnds()
+		return nil, nil, nil, nil, err
+	}
+	p, err := os.FindProcess(pid) // a pidfd, where the kernel has them
+	if err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		rd.Close()
+		pwr.Close()
+		cio.closeParentEnds()
+		return nil, nil, nil, nil, err
+	}
+	return p, rd, cio, pwr, nil
+}
+
+// sendProtection finds the request's protection (while the init starts)
+// and sends it on w, or word that there is none, and closes w. An init
+// that failed before it reads gives EPIPE, which is nothing to report: its
+// sentinel says what failed.
+func sendProtection(ctx context.Context, w *os.File, req *Request) {
+	defer w.Close()
+	var b []byte
+	var err error
+	if req.Protection != nil {
+		b, err = req.Protection()
+	} else {
+		b, err = proto.EncodeProtection(req.Spec.Pins, req.Spec.Protect)
+	}
+	if err != nil || ctx.Err() != nil {
+		// A command cancelled while its protection was found does not
+		// start: as before the init was started first.
+		w.Write(proto.AbortProtection())
+		return
+	}
+	w.Write(b)
+}
+
+// stopOnCancel stops the jail when ctx is done before it exits. A started
+// target gets SIGTERM, forwarded by the init, and SIGKILL killTimeout
+// later. The init takes SIGTERM only once its target has started (before
+// its handlers exist, PID 1 does not get a signal at all), and only the
+// sentinel says when: a cancel during the setup waits for it, at most
+// killTimeout. A jail that failed, or is stuck in its setup, gets SIGKILL.
+func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setupOver <-chan struct{}, killTimeout time.Duration, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(killTimeout)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return
+	case <-setupOver:
+	case <-t.C:
+		p.Kill()
+		return
+	}
+	if !started.Load() {
+		p.Kill()
+		return
+	}
+	p.Signal(syscall.SIGTERM)
+	t.Reset(killTimeout)
+	select {
+	case <-exited:
+	case <-t.C:
+		p.Kill()
+	}
+}
+
+// startFailed is the outcome of a start that failed. An EPERM or EACCES
+// is checked before it can count as the host refusing the jail (mode 1):
+// if a plain clone with the same namespaces and id maps is allowed, the
+// refusal was the exec of wsh's own binary (its mode changed, say), which
+// is no reason to run commands unsandboxed.
+func startFailed(err error, hostNetwork bool) verdict.Outcome {
+	out := verdict.Outcome{StartErr: err}
+	var se *SpawnError
+	if errors.As(err, &se) {
+		out.StartStep = se.Step
+	}
+	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) && namespacesAllowed(hostNetwork) {
+		out.NotHost = true
+		out.Note = "the namespaces were allowed; the exec of wsh's own binary was refused"
+	}
+	return out
+}
+
+// readSentinel reads what the jail init wrote, up to EOF. EOF with nothing
+// written means the setup is over and the target started (or the init died
+// without a word): then started is called, while the target may still run.
+func readSentinel(rd *os.File, started func()) []byte {
+	var buf [proto.ReportSize + 1]byte
+	n, _ := io.ReadFull(rd, buf[:])
+	if n == 0 && started != nil {
+		started()
+	}
+	return buf[:n]
+}
+
+// specFile puts the encoded spec in a memfd, read from the start.
+func specFile(s *proto.Spec) (*os.File, error) {
+	b, err := s.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return memFile(b)
+}
+
+// memFile puts b in a memfd, read from the start.
+func memFile(b []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("wsh-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "wsh-spec")
+	_, err = f.Write(b)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func exitStatus(state *os.ProcessState) int {
+	if state == nil {
+		return 126
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}

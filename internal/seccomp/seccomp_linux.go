@@ -1,0 +1,330 @@
+//go:build cgo
+
+package seccomp
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"wsh/internal/proto"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// A RuleGroup is one named part of the seccomp policy.
+type RuleGroup struct {
+	Name  string
+	Calls []string // what it refuses, for people to read
+	add   func(*libseccomp.ScmpFilter) error
+}
+
+var (
+	eperm  = libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	enosys = libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+)
+
+// The CLONE_NEW* flags. CLONE_NEWTIME shares its bit with the exit signal in
+// clone(2), so it is checked for unshare only; clone3 is refused whole.
+var (
+	cloneNewFlags   = []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWCGROUP, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET}
+	unshareNewFlags = append([]uint64{unix.CLONE_NEWTIME}, cloneNewFlags...)
+)
+
+// policy is the seccomp deny list, in groups (Policy gives a copy). Everything else is allowed;
+// a call from a foreign ABI kills the process.
+var policy = []RuleGroup{
+	{"vsock", []string{"socket(AF_VSOCK)", "socketpair(AF_VSOCK)"}, func(f *libseccomp.ScmpFilter) error {
+		// The family is an int: compare its low 32 bits only, or garbage
+		// in the upper half passes (libseccomp issue 383).
+		for _, call := range []string{"socket", "socketpair"} {
+			if err := denyMasked(f, call, eperm, 0, 0xffffffff, unix.AF_VSOCK); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{proto.UnixGroup, []string{"socket(AF_UNIX)", "socketpair(AF_UNIX) but stream and seqpacket"}, func(f *libseccomp.ScmpFilter) error {
+		// A read-only mount does not stop connect(2) on a socket file,
+		// and a network namespace does not cover unix sockets by path: a
+		// host daemon's socket in /tmp (tmux, an X server, ssh-agent) would
+		// be a way out. A stream or seqpacket socketpair stays connected to
+		// its peer; a datagram one can be disconnected (connect AF_UNSPEC)
+		// and then send to any socket path with sendto(2).
+		if err := denyMasked(f, "socket", eperm, 0, 0xffffffff, unix.AF_UNIX); err != nil {
+			return err
+		}
+		// Only stream and seqpacket pairs stay: the kernel makes a
+		// SOCK_RAW or SOCK_RDM unix pair a datagram one.
+		for t := uint64(0); t <= 0xf; t++ {
+			if t == unix.SOCK_STREAM || t == unix.SOCK_SEQPACKET {
+				continue
+			}
+			if err := denyConds(f, "socketpair", eperm, cond(0, 0xffffffff, unix.AF_UNIX), cond(1, 0xf, t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
+	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *libseccomp.ScmpFilter) error {
+		for _, fl := range unshareNewFlags {
+			if err := denyMasked(f, "unshare", eperm, 0, fl, fl); err != nil {
+				return err
+			}
+		}
+		for _, fl := range cloneNewFlags {
+			if err := denyMasked(f, "clone", eperm, 0, fl, fl); err != nil {
+				return err
+			}
+		}
+		// clone3 passes its flags in memory a filter cannot read; ENOSYS
+		// makes libc fall back to clone, where the flags are checked.
+		if err := deny(f, "clone3", enosys); err != nil {
+			return err
+		}
+		return deny(f, "setns", eperm)
+	}},
+	{"mounts", mountCalls, denyAll(eperm, mountCalls...)},
+	{"keyrings", []string{"keyctl", "add_key", "request_key"}, denyAll(eperm, "keyctl", "add_key", "request_key")},
+	{"kernel", kernelCalls, denyAll(eperm, kernelCalls...)},
+	{"siginfo", []string{"rt_sigqueueinfo and rt_tgsigqueueinfo of a fault signal", "fcntl(F_SETSIG) of a fault signal", "pidfd_send_signal with a siginfo"}, func(f *libseccomp.ScmpFilter) error {
+		// Go's runtime takes a SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV,
+		// SIGSTKFLT or SIGSYS whose si_code is not SI_USER or SI_TKILL for
+		// a real fault, and dies of it, caught or not: a target could end
+		// its init (PID 1), and dump the init's stacks on its stderr, with
+		// a queued signal (sigqueue(3): SI_QUEUE), to PID 1 or to the tid
+		// of any of its threads, or with the signal of its own descriptor
+		// (F_SETOWN 1, F_SETSIG, O_ASYNC: SI_SIGIO, POLL_*; leases and
+		// dnotify signal the same way). These signals are refused by
+		// number, whatever the pid. kill, tgkill and pidfd_send_signal
+		// without a siginfo give SI_USER or SI_TKILL; a pidfd does not say
+		// which process it names, so no pidfd_send_signal may bring a
+		// siginfo of its own.
+		for _, s := range proto.FaultSignals {
+			sig := uint64(s)
+			if err := denyMasked(f, "rt_sigqueueinfo", eperm, 1, 0xffffffff, sig); err != nil {
+				return err
+			}
+			if err := denyMasked(f, "rt_tgsigqueueinfo", eperm, 2, 0xffffffff, sig); err != nil {
+				return err
+			}
+			if err := denyConds(f, "fcntl", eperm, cond(1, 0xffffffff, unix.F_SETSIG), cond(2, 0xffffffff, sig)); err != nil {
+				return err
+			}
+		}
+		return denyConds(f, "pidfd_send_signal", eperm, nonZero(2))
+	}},
+	{"setid", setidCalls, func(f *libseccomp.ScmpFilter) error {
+		// A set-user-ID (or set-group-ID) file left in a writable path
+		// runs with its owner's uid (group) for anyone on the host: as the
+		// jail's root, a setuid-root binary in /tmp. So no call may set
+		// either bit. A chmod cannot tell a directory from a file, so a
+		// setgid directory made with chmod is refused too (mkdir may make
+		// one). The mode is a mode_t: only its bits are compared.
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			for _, c := range []struct {
+				name string
+				arg  uint
+			}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}, {"creat", 1}, {"mknod", 1}, {"mknodat", 2}} {
+				if err := denyMasked(f, c.name, eperm, c.arg, bit, bit); err != nil {
+					return err
+				}
+			}
+			// open and openat use the mode only to create a file.
+			for _, fl := range []uint64{unix.O_CREAT, unix.O_TMPFILE &^ unix.O_DIRECTORY} {
+				if err := denyConds(f, "open", eperm, cond(1, fl, fl), cond(2, bit, bit)); err != nil {
+					return err
+				}
+				if err := denyConds(f, "openat", eperm, cond(2, fl, fl), cond(3, bit, bit)); err != nil {
+					return err
+				}
+			}
+		}
+		// openat2 carries its flags and mode in a struct that a filter
+		// cannot read: ENOSYS, on which its callers fall back to openat.
+		return deny(f, "openat2", enosys)
+	}},
+	{"tty", []string{"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "ioctl(TIOCSETD)", "ioctl(TIOCEXCL)", "ioctl(TCXONC, TCOOFF or TCIOFF)"}, func(f *libseccomp.ScmpFilter) error {
+		// The request is an int in the kernel: mask the upper half, or
+		// TIOCSTI with high bits set passes (CVE-2019-10063). TIOCSTI
+		// types into the caller's terminal; TIOCLINUX does on a console;
+		// TIOCSETD changes the line discipline, and TIOCEXCL makes every
+		// later open of the terminal fail (EBUSY): either leaves the
+		// user's terminal unusable after the command.
+		for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD, unix.TIOCEXCL} {
+			if err := denyMasked(f, "ioctl", eperm, 1, 0xffffffff, req); err != nil {
+				return err
+			}
+		}
+		// TCXONC with TCOOFF suspends the terminal's output, and with
+		// TCIOFF sends it the stop character: what wsh and the user's
+		// shell write next never shows, or wsh blocks on it. (The kernel
+		// compares the whole argument; the lower half here refuses a
+		// superset.) TCOON and TCION pass: they undo it.
+		for _, action := range []uint64{unix.TCOOFF, unix.TCIOFF} {
+			if err := denyConds(f, "ioctl", eperm, cond(1, 0xffffffff, unix.TCXONC), cond(2, 0xffffffff, action)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+// setidCalls are what the setid group refuses, for people to read.
+var setidCalls = []string{"chmod, fchmod, fchmodat, fchmodat2 with S_ISUID or S_ISGID",
+	"open, openat with O_CREAT or O_TMPFILE and S_ISUID or S_ISGID", "creat, mknod, mknodat with S_ISUID or S_ISGID",
+	"openat2 (ENOSYS)"}
+
+var (
+	mountCalls  = []string{"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr"}
+	kernelCalls = []string{"bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "name_to_handle_at"}
+)
+
+// BuildFilter builds the policy, without the groups named in skip (for
+// mutation tests only). A name that is no group is an error: a mutation
+// test with a typo would otherwise test the whole policy and pass.
+func BuildFilter(skip ...string) (*libseccomp.ScmpFilter, error) {
+	for _, s := range skip {
+		if !slices.ContainsFunc(policy, func(g RuleGroup) bool { return g.Name == s }) {
+			return nil, fmt.Errorf("seccomp: no rule group %q", s)
+		}
+	}
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		f.Release()
+		return nil, fmt.Errorf("seccomp: bad arch action: %w", err)
+	}
+	for _, g := range policy {
+		if slices.Contains(skip, g.Name) {
+			continue
+		}
+		if err := g.add(f); err != nil {
+			f.Release()
+			return nil, fmt.Errorf("seccomp: %s: %w", g.Name, err)
+		}
+	}
+	return f, nil
+}
+
+func deny(f *libseccomp.ScmpFilter, name string, act libseccomp.ScmpAction) error {
+	call, err := syscallOf(name)
+	if err != nil {
+		return err
+	}
+	return f.AddRule(call, act)
+}
+
+// newerCalls are the numbers, on this architecture, of calls newer than
+// the libseccomp that wsh may be built with (Debian 12's 2.5.4 knows none
+// past futex_requeue, 456).
+var newerCalls = map[string]uintptr{
+	"open_tree_attr": unix.SYS_OPEN_TREE_ATTR,
+}
+
+// syscallOf is the call named name, by libseccomp's table or newerCalls.
+func syscallOf(name string) (libseccomp.ScmpSyscall, error) {
+	call, err := libseccomp.GetSyscallFromName(name)
+	if err == nil {
+		return call, nil
+	}
+	if n, ok := newerCalls[name]; ok {
+		return libseccomp.ScmpSyscall(n), nil
+	}
+	return 0, fmt.Errorf("%s: %w", name, err)
+}
+
+func denyAll(act libseccomp.ScmpAction, names ...string) func(*libseccomp.ScmpFilter) error {
+	return func(f *libseccomp.ScmpFilter) error {
+		for _, n := range names {
+			if err := deny(f, n, act); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func denyMasked(f *libseccomp.ScmpFilter, name string, act libseccomp.ScmpAction, arg uint, mask, value uint64) error {
+	return denyConds(f, name, act, cond(arg, mask, value))
+}
+
+// A condition is one comparison of an argument.
+type condition struct {
+	arg    uint
+	op     libseccomp.ScmpCompareOp
+	values []uint64
+}
+
+// cond is (argument & mask) == value.
+func cond(arg uint, mask, value uint64) condition {
+	return condition{arg, libseccomp.CompareMaskedEqual, []uint64{mask, value}}
+}
+
+// nonZero is argument != 0 (a pointer that is not NULL).
+func nonZero(arg uint) condition { return condition{arg, libseccomp.CompareNotEqual, []uint64{0}} }
+
+// denyConds refuses name when every condition holds.
+func denyConds(f *libseccomp.ScmpFilter, name string, act libseccomp.ScmpAction, conds ...condition) error {
+	call, err := syscallOf(name)
+	if err != nil {
+		return err
+	}
+	var cs []libseccomp.ScmpCondition
+	for _, c := range conds {
+		sc, err := libseccomp.MakeCondition(c.arg, c.op, c.values...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cs = append(cs, sc)
+	}
+	return f.AddRuleConditional(call, act, cs)
+}
+
+// CompileFilter builds the policy (without the groups in skip) and returns
+// its BPF program, so that the parent compiles it once and every jail init
+// loads it with seccomp(2) instead of building it again with libseccomp.
+// It uses ExportBPF to a memfd: ExportBPFMem needs libseccomp 2.6, and
+// Debian 12 has 2.5.4.
+func CompileFilter(skip ...string) ([]byte, error) {
+	f, err := BuildFilter(skip...)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Release()
+	fd, err := unix.MemfdCreate("wsh-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	mem := os.NewFile(uintptr(fd), "wsh-seccomp")
+	defer mem.Close()
+	if err := f.ExportBPF(mem); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := mem.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	prog, err := io.ReadAll(mem)
+	if err != nil {
+		return nil, err
+	}
+	if err := proto.CheckFilter(prog); err != nil {
+		return nil, err
+	}
+	return prog, nil
+}
+
+// Policy returns a copy of the seccomp deny list, in groups, for people
+// and tests to read: the filter is compiled from the package's own, which
+// no caller can change.
+func Policy() []RuleGroup {
+	out := make([]RuleGroup, len(policy))
+	for i, g := range policy {
+		out[i] = RuleGroup{Name: g.Name, Calls: slices.Clone(g.Calls), add: g.add}
+	}
+	return out
+}
