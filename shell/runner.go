@@ -12,13 +12,12 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
-	"wsh/internal/verdict"
 )
 
 // A Runner runs scripts; every external command runs in the jail.
 type Runner struct {
 	interp *interp.Runner
-	jailer *Jailer
+	engine engine
 	name   string
 }
 
@@ -30,7 +29,9 @@ type settings struct {
 	cfg            *config.Config
 	params         []string
 	name           string
-	killTimeout    *time.Duration
+	killTimeout    time.Duration
+	warnings       io.Writer // chosen by Warnings, or nil
+	interpOpts     []interp.RunnerOption
 }
 
 // An Option configures a Runner.
@@ -98,7 +99,7 @@ func KillTimeout(d time.Duration) Option {
 		if d < 0 {
 			return fmt.Errorf("shell.KillTimeout: %v is negative", d)
 		}
-		s.killTimeout = &d
+		s.killTimeout = d
 		return nil
 	}
 }
@@ -106,9 +107,44 @@ func KillTimeout(d time.Duration) Option {
 // Name sets $0; the default is "wsh".
 func Name(name string) Option { return func(s *settings) error { s.name = name; return nil } }
 
-// New makes a Runner. A configuration error is a *config.Error.
+// Warnings sets where wsh's own notices go: the one warning of a jail
+// the host refused, and notes on the start directory and the home. The
+// default is the Runner's stderr (StdIO), where the one warning is said
+// once per process, however many Runners degrade; a writer given here
+// gets it once per Runner. nil discards.
+func Warnings(w io.Writer) Option {
+	return func(s *settings) error {
+		if w == nil {
+			w = io.Discard
+		}
+		s.warnings = w
+		return nil
+	}
+}
+
+// Interp passes options of mvdan.cc/sh's interpreter (interp.CallHandler,
+// interp.Params, ...) to the Runner's. Options that would replace what
+// wsh's jail and policy are made of are refused by New with an error:
+// interp.Env (use Env), interp.ExecHandler(s), interp.OpenHandler,
+// interp.StatHandler, interp.ReadDirHandler(2) and interp.AccessHandler,
+// and an option that runs the interpreter's Reset. Middlewares of
+// interp.ExecHandlers are composed: they run before wsh's, which runs
+// every command that reaches it in the jail; one that does not call next
+// runs the command itself, outside the jail, and is refused when New
+// notices it. New checks this by running each of wsh's handlers once:
+// your CallHandler sees ":" and "[" calls then, and your exec middleware a
+// command named wsh-probe-exec, which it must pass on to next.
+func Interp(opts ...interp.RunnerOption) Option {
+	return func(s *settings) error { s.interpOpts = append(s.interpOpts, opts...); return nil }
+}
+
+// New makes a Runner. A configuration error is a *config.Error; a jail
+// that cannot be made, for a reason other than the host refusing it, is a
+// *JailError; where wsh has no jail (not Linux, or built without cgo) and
+// WSH_REQUIRE_SANDBOX is set, an error that is ErrNotSupported. A program
+// that did not call jail.Init first gets ErrNoInit.
 func New(opts ...Option) (*Runner, error) {
-	s := settings{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, name: "wsh"}
+	s := settings{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, name: "wsh", killTimeout: DefaultKillTimeout}
 	for _, o := range opts {
 		if err := o(&s); err != nil {
 			return nil, err
@@ -117,24 +153,17 @@ func New(opts ...Option) (*Runner, error) {
 	if err := s.defaults(); err != nil {
 		return nil, err
 	}
-	// The jail's shape (TMPDIR writable, the home and wsh's state
-	// directory, the git config read for core.hooksPath) comes from the
-	// process's environment, like the settings, not from Env: an
-	// environment that carries what a model chose could otherwise make a
-	// host directory writable (TMPDIR=/opt/x) or wsh's state readable.
-	j, err := NewJailer(*s.cfg, s.dir, os.Environ(), s.stderr)
+	e, err := newEngine(&s)
 	if err != nil {
 		return nil, err
 	}
-	if s.killTimeout != nil {
-		j.KillTimeout = *s.killTimeout
-	}
-	ir, err := j.NewInterp(s.environ, s.params, interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir))
+	all := append([]interp.RunnerOption{interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir)}, s.interpOpts...)
+	ir, err := e.newInterp(s.environ, s.params, all...)
 	if err != nil {
-		j.Close()
+		e.close()
 		return nil, err
 	}
-	return &Runner{interp: ir, jailer: j, name: s.name}, nil
+	return &Runner{interp: ir, engine: e, name: s.name}, nil
 }
 
 func (s *settings) defaults() error {
@@ -175,15 +204,16 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	return r.interp.Run(ctx, file)
 }
 
-// Close removes what the Runner made on the host. Call it when done.
-func (r *Runner) Close() error { return r.jailer.Close() }
+// Close ends the Runner: it restores terminals, releases the jail's home
+// and removes wsh's temporary files. Commands still running are not
+// waited for.
+func (r *Runner) Close() error { return r.engine.close() }
 
-// Exited reports whether the script ran `exit`.
+// Exited reports whether the last Run ended with the exit builtin.
 func (r *Runner) Exited() bool { return r.interp.Exited() }
 
-// Degraded returns the denial after which this Runner runs commands
-// unsandboxed, if the host refused the jail.
-func (r *Runner) Degraded() (verdict.Verdict, bool) { return r.jailer.Degraded() }
+// Status says what is in force for the Runner's external commands now.
+func (r *Runner) Status() Status { return r.engine.status() }
 
 // Writable returns the paths that are writable in the jail.
-func (r *Runner) Writable() []string { return r.jailer.Writable() }
+func (r *Runner) Writable() []string { return r.engine.writable() }

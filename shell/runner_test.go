@@ -5,15 +5,16 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
-
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
+	"time"
 
 	"wsh/config"
 	"wsh/shell"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
 )
 
 // TestEnvIsNotTheConfiguration: the commands' environment an embedder
@@ -82,44 +83,6 @@ func TestWithConfigIsChecked(t *testing.T) {
 	r.Close()
 }
 
-// TestNewInterpKeepsTheCommandsTMPDIR: the interpreter's own temporary
-// directory (the FIFOs of process substitution, read-only to commands)
-// never becomes the commands' TMPDIR, also after a Reset; an interp.Env of
-// the caller's, which would move the FIFOs where commands write, is
-// refused.
-func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
-	dir := t.TempDir()
-	environ := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir}
-	j, err := shell.NewJailer(config.Config{}, dir, environ, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	var out strings.Builder
-	r, err := j.NewInterp(environ, nil, interp.StdIO(nil, &out, &out), interp.Dir(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := syntax.NewParser().Parse(strings.NewReader(`echo "$TMPDIR"; sh -c 'echo "$TMPDIR"'; cat <(echo fifo)`), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := dir + "\n" + dir + "\nfifo\n"
-	for i := range 2 {
-		out.Reset()
-		if err := r.Run(context.Background(), script); err != nil {
-			t.Fatalf("run %d: %v\n%s", i, err, out.String())
-		}
-		if out.String() != want {
-			t.Errorf("run %d: got %q, want %q", i, out.String(), want)
-		}
-		r.Reset()
-	}
-	if _, err := j.NewInterp(environ, nil, interp.Env(expand.ListEnviron(environ...))); err == nil {
-		t.Error("an interp.Env option was accepted")
-	}
-}
-
 // TestEnvDoesNotShapeTheJail: TMPDIR in Env is a plain variable to the
 // commands: the directory it names is not made writable.
 func TestEnvDoesNotShapeTheJail(t *testing.T) {
@@ -145,51 +108,58 @@ func TestEnvDoesNotShapeTheJail(t *testing.T) {
 	}
 }
 
-// TestJailerChecksItsConfig: NewJailer checks the configuration as
-// WithConfig does, and a nil warning writer discards.
-func TestJailerChecksItsConfig(t *testing.T) {
-	for _, cfg := range []config.Config{{Writable: []string{"/"}}, {Writable: []string{"/dev/shm"}}, {NoSandbox: true, RequireSandbox: true}, {Hide: []string{"relative"}}} {
-		var ce *config.Error
-		if _, err := shell.NewJailer(cfg, t.TempDir(), nil, nil); !errors.As(err, &ce) {
-			t.Errorf("NewJailer(%+v) = %v, want a *config.Error", cfg, err)
+// TestInterpOptionsCannotReplaceTheJail: an interpreter option that would
+// replace one of wsh's handlers, or freeze the exec chain without wsh's
+// middleware (an option that runs Reset), is refused by New with an error
+// naming it; a middleware that calls next is composed: it sees the
+// command, which runs in the jail (Seccomp read back).
+func TestInterpOptionsCannotReplaceTheJail(t *testing.T) {
+	open := func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+		return interp.DefaultOpenHandler()(ctx, name, flag, perm)
+	}
+	cases := []struct {
+		name string
+		opt  interp.RunnerOption
+		want string
+	}{
+		{"OpenHandler", interp.OpenHandler(open), "interp.OpenHandler"},
+		{"StatHandler", interp.StatHandler(interp.DefaultStatHandler()), "interp.StatHandler"},
+		{"ReadDirHandler2", interp.ReadDirHandler2(interp.DefaultReadDirHandler2()), "interp.ReadDirHandler2"},
+		{"AccessHandler", interp.AccessHandler(interp.DefaultAccessHandler()), "interp.AccessHandler"},
+		{"Reset", func(r *interp.Runner) error { r.Reset(); return nil }, "exec middleware"},
+		{"ExecHandlers without next", interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+			return interp.DefaultExecHandler(time.Second)
+		}), "exec middleware"},
+		{"ExecHandler", interp.ExecHandler(interp.DefaultExecHandler(time.Second)), "interp.ExecHandler"},
+		{"Env", interp.Env(expand.ListEnviron("PATH=/usr/bin:/bin")), "interp.Env"},
+	}
+	for _, c := range cases {
+		r, err := shell.New(shell.StdIO(nil, nil, nil), shell.Dir(t.TempDir()), shell.Interp(c.opt))
+		if err == nil {
+			r.Close()
+			t.Errorf("%s: accepted", c.name)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.want)
 		}
 	}
-	j, err := shell.NewJailer(config.Config{}, "/", []string{"PATH=/usr/bin:/bin"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	r, err := j.NewInterp([]string{"PATH=/usr/bin:/bin"}, nil, interp.StdIO(nil, io.Discard, io.Discard), interp.Dir("/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := syntax.NewParser().Parse(strings.NewReader("/bin/true"), "")
-	if err := r.Run(context.Background(), f); err != nil { // says the start directory is not writable
-		t.Fatal(err)
-	}
-}
-
-// TestCallersResetKeepsTheJail: an option of the caller's that runs the
-// interpreter's Reset (which builds the exec chain) still gets wsh's exec
-// middleware: the command runs in the jail.
-func TestCallersResetKeepsTheJail(t *testing.T) {
-	dir := t.TempDir()
-	j, err := shell.NewJailer(config.Config{}, dir, []string{"PATH=/usr/bin:/bin"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	var seen []string
 	var out strings.Builder
-	r, err := j.NewInterp([]string{"PATH=/usr/bin:/bin"}, nil, interp.StdIO(nil, &out, &out), interp.Dir(dir),
-		func(r *interp.Runner) error { r.Reset(); return nil })
+	logged := interp.ExecHandlers(func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(ctx context.Context, args []string) error {
+			seen = append(seen, args[0])
+			return next(ctx, args)
+		}
+	})
+	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}), shell.Interp(logged))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := syntax.NewParser().Parse(strings.NewReader("grep Seccomp: /proc/self/status"), "")
-	if err := r.Run(context.Background(), f); err != nil {
+	defer r.Close()
+	if err := r.Run(context.Background(), "grep Seccomp: /proc/self/status"); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "Seccomp:\t2\n" {
-		t.Errorf("after the caller's Reset: %q", out.String())
+	// New's check of the handlers passed one command through it.
+	if out.String() != "Seccomp:\t2\n" || !slices.Equal(seen, []string{"wsh-probe-exec", "grep"}) {
+		t.Errorf("a composed middleware: output %q, saw %q; want the jail's Seccomp 2 and [wsh-probe-exec grep]", out.String(), seen)
 	}
 }

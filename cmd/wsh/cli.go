@@ -192,6 +192,12 @@ func configError(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "wsh: configuration: %v\n", err)
 		return 2
 	}
+	if _, ok := errors.AsType[*shell.JailError](err); ok {
+		// No command can get a jail: none runs, as a refused command's
+		// status says.
+		fmt.Fprintf(stderr, "wsh: %v; run 'wsh doctor'\n", err)
+		return 126
+	}
 	fmt.Fprintf(stderr, "wsh: %v\n", err)
 	return 1
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -14,10 +13,10 @@ import (
 
 	"wsh/config"
 	"wsh/internal/initproc"
+	"wsh/internal/jailer"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 	"wsh/internal/verdict"
-	"wsh/shell"
 )
 
 // Doctor's exit statuses (docs/doctor.md).
@@ -113,13 +112,13 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 func diagnose() *doctorReport {
 	rep := &doctorReport{Facts: gatherFacts(), Seccomp: policySummary()}
 	cfg, err := config.Load(os.Environ())
-	var j *shell.Jailer
+	var j *jailer.Jailer
 	dir, derr := os.Getwd()
 	if err == nil && derr != nil {
 		err = derr
 	}
 	if err == nil {
-		j, err = shell.NewJailer(cfg, dir, os.Environ(), io.Discard)
+		j, err = jailer.NewJailer(cfg, dir, os.Environ(), io.Discard)
 	}
 	if err != nil {
 		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
@@ -151,7 +150,7 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 	case v.Kind == verdict.NotExecutable:
 		why = fmt.Sprintf("jail: exec: %v", v.Errno)
 	default:
-		why = strings.TrimSuffix(v.Message(), "; run 'wsh doctor'")
+		why = v.Reason()
 	}
 	if v.Kind == verdict.Denied {
 		rep.Denial = &denial{v.Mode, v.Step, errnoName(v.Errno)}
@@ -220,7 +219,7 @@ func errnoName(e syscall.Errno) string {
 	return e.Error()
 }
 
-func homeReport(h shell.HomeStatus, cfg config.Config) *homeView {
+func homeReport(h jailer.HomeStatus, cfg config.Config) *homeView {
 	if cfg.NoSandbox {
 		return nil
 	}

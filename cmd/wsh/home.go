@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"wsh/config"
+	"wsh/internal/jailer"
 	"wsh/internal/launch"
-	"wsh/shell"
 )
 
 const homeUsage = "usage: wsh home [reset]"
@@ -31,7 +31,7 @@ func home(args []string, stdout, stderr io.Writer) int {
 	var plan launch.HomePlan
 	var why string
 	if err == nil {
-		plan, why, err = shell.HomePlan(cfg, dir, os.Environ())
+		plan, why, err = jailer.HomePlan(cfg, dir, os.Environ())
 	}
 	if err != nil {
 		return configError(stderr, err)

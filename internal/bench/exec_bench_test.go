@@ -15,6 +15,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
+	"wsh/internal/jailer"
 	"wsh/shell"
 )
 
@@ -205,15 +206,15 @@ func runner(r *interp.Runner) func() error {
 // wshRunner is an interp.Runner with what wsh's shell.Runner gives it:
 // the Jailer's exec middleware and in-process policy. The one warning of a
 // refused jail is discarded.
-func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *shell.Jailer) {
+func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *jailer.Jailer) {
 	tb.Helper()
 	return wshRunnerEnv(tb, cfg, env)
 }
 
 // wshRunnerEnv is wshRunner with its own environment.
-func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runner, *shell.Jailer) {
+func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runner, *jailer.Jailer) {
 	tb.Helper()
-	j, err := shell.NewJailer(cfg, workDir, env, io.Discard)
+	j, err := jailer.NewJailer(cfg, workDir, env, io.Discard)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runne
 }
 
 // mustJail runs one command and fails unless it ran in the jail.
-func mustJail(b *testing.B, r *interp.Runner, j *shell.Jailer) {
+func mustJail(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
 	b.Helper()
 	if err := r.Run(context.Background(), trueFile); err != nil {
 		b.Fatal(err)
@@ -238,7 +239,7 @@ func mustJail(b *testing.B, r *interp.Runner, j *shell.Jailer) {
 
 // mustDegrade runs one command, which the host must refuse to jail; it
 // skips where the host allows the jail.
-func mustDegrade(b *testing.B, r *interp.Runner, j *shell.Jailer) {
+func mustDegrade(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
 	b.Helper()
 	if err := r.Run(context.Background(), trueFile); err != nil {
 		b.Fatal(err)

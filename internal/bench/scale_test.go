@@ -56,8 +56,8 @@ func manyExecs(tb testing.TB, n int) {
 		tb.Fatalf("%d jailed execs: %v\n%s", n, err, errb.String())
 	}
 	elapsed := time.Since(start)
-	if v, ok := r.Degraded(); ok {
-		tb.Fatalf("the host refused the jail: %s", v.Message())
+	if st := r.Status(); st.Mode != shell.Confined {
+		tb.Fatalf("the jail is not in force: %s: %v", st.Mode, st.Cause)
 	}
 	if errb.Len() > 0 {
 		tb.Errorf("stderr: %s", errb.String())
@@ -153,8 +153,8 @@ func TestConcurrentPipelines(t *testing.T) {
 				case out.String() != want:
 					errs <- fmt.Errorf("runner %d round %d: output\n%s\nwant\n%s\nstderr:\n%s", g, round, out.String(), want, errb.String())
 				}
-				if v, ok := r.Degraded(); ok {
-					errs <- fmt.Errorf("runner %d: the host refused the jail: %s", g, v.Message())
+				if st := r.Status(); st.Mode != shell.Confined {
+					errs <- fmt.Errorf("runner %d: the jail is not in force: %s: %v", g, st.Mode, st.Cause)
 					return
 				}
 			}

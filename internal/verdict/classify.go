@@ -126,9 +126,9 @@ func isDenial(errno syscall.Errno) bool {
 	return errno == syscall.EPERM || errno == syscall.EACCES
 }
 
-// Message is the one-line text for a Denied or Failed verdict, without the
-// "wsh: " prefix.
-func (v Verdict) Message() string {
+// Reason is the one-line text for a Denied or Failed verdict, without the
+// "wsh: " prefix and without advice to a person: what a program reads.
+func (v Verdict) Reason() string {
 	what := v.Errno.Error()
 	if v.Errno == 0 && v.Err != nil {
 		what = v.Err.Error()
@@ -148,5 +148,14 @@ func (v Verdict) Message() string {
 			msg += ": this kernel has no user namespaces"
 		}
 	}
-	return msg + "; run 'wsh doctor'"
+	return msg
+}
+
+// Message is Reason with, for a failure, the advice to run wsh doctor: the
+// text a person reads on a command's stderr.
+func (v Verdict) Message() string {
+	if v.Kind == Denied {
+		return v.Reason()
+	}
+	return v.Reason() + "; run 'wsh doctor'"
 }

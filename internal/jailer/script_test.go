@@ -1,4 +1,4 @@
-package shell
+package jailer
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
 )
@@ -85,7 +86,7 @@ func TestScriptWithoutShebangRunsInTheJail(t *testing.T) {
 	mustDo(t, syscall.Mkfifo(filepath.Join(work, "ff"), 0o644))
 	mustDo(t, os.WriteFile(filepath.Join(work, "hang"), []byte("read x < ./ff\n"), 0o755))
 	var out, errb bytes.Buffer
-	r, err := New(StdIO(nil, &out, &errb), Dir(work), Env([]string{"PATH=/usr/bin:/bin"}))
+	r, err := newTestRunner(&out, &errb, work, []string{"PATH=/usr/bin:/bin"})
 	mustDo(t, err)
 	defer r.Close()
 	if err := r.Run(context.Background(), "./runls"); err != nil {
@@ -119,7 +120,7 @@ func TestScriptWithoutShebangEdges(t *testing.T) {
 	mustDo(t, os.WriteFile(filepath.Join(work, "-x", "s"), []byte("echo \"0=$0 1=$1\"\n"), 0o755))
 	mustDo(t, os.WriteFile(filepath.Join(work, "unreadable"), []byte("echo read\n"), 0o111))
 	var out, errb bytes.Buffer
-	r, err := New(StdIO(nil, &out, &errb), Dir(work), Env([]string{"PATH=/usr/bin:/bin"}))
+	r, err := newTestRunner(&out, &errb, work, []string{"PATH=/usr/bin:/bin"})
 	mustDo(t, err)
 	defer r.Close()
 	if err := r.Run(context.Background(), "-x/s q"); err != nil || out.String() != "0=-x/s 1=q\n" {
@@ -140,3 +141,33 @@ func TestScriptWithoutShebangEdges(t *testing.T) {
 		t.Errorf("the helper sh refused with ENOEXEC: %v, output %q; want 126 and the command's own name", err, hb.String())
 	}
 }
+
+// testRunner is what shell.New makes, for the tests of this package: a
+// Jailer and an interpreter whose commands it runs.
+type testRunner struct {
+	jailer *Jailer
+	interp *interp.Runner
+}
+
+func newTestRunner(stdout, stderr io.Writer, dir string, environ []string) (*testRunner, error) {
+	j, err := NewJailer(config.Config{}, dir, os.Environ(), stderr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := j.NewInterp(environ, nil, interp.StdIO(nil, stdout, stderr), interp.Dir(dir))
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return &testRunner{j, r}, nil
+}
+
+func (r *testRunner) Run(ctx context.Context, script string) error {
+	f, err := syntax.NewParser().Parse(strings.NewReader(script), "")
+	if err != nil {
+		return err
+	}
+	return r.interp.Run(ctx, f)
+}
+
+func (r *testRunner) Close() error { return r.jailer.Close() }

@@ -1,6 +1,7 @@
-package shell
+package jailer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // NewInterp makes an interp.Runner whose commands go through this Jailer:
@@ -23,7 +25,7 @@ import (
 // $TMPDIR would turn a redirection into a write anywhere. The interpreter
 // therefore uses a directory of wsh's own for its FIFOs, read-only in the
 // jail; the script and its commands still see the TMPDIR they were given.
-func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
+func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.RunnerOption) (r *interp.Runner, err error) {
 	var env expand.Environ = expand.ListEnviron(environ...)
 	if !j.cfg.NoSandbox {
 		env = userDBEnviron{env, j.policy.hiddenName}
@@ -33,28 +35,33 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 		fifo = &fifoEnviron{Environ: env, dir: j.fifoDir}
 		env = fifo
 	}
-	// wsh's options come before the caller's and again after them: before,
-	// so that an option of the caller's that runs the interpreter's Reset
-	// (which builds the exec chain once) finds wsh's exec middleware
-	// already there, outermost; after, so that no handler of the caller's
-	// replaces the policy's.
-	all := append([]interp.RunnerOption{interp.Env(env)}, j.RunnerOptions()...)
-	all = append(append(all, opts...), j.RunnerOptions()...)
-	r, err := interp.New(all...)
+	// The policy's handlers come before the caller's options, the exec
+	// middleware after them (innermost: an ExecHandlers of the caller's
+	// runs first and may call it). Then a probe checks that each of wsh's
+	// handlers is the one in force: an option of the caller's that
+	// replaced one, or ran the interpreter's Reset (which builds the exec
+	// chain once) before wsh's exec middleware was there, is refused.
+	probe := &handlerProbe{}
+	all := append([]interp.RunnerOption{interp.Env(env)}, j.policyOptions(probe)...)
+	all = append(append(all, opts...), interp.ExecHandlers(j.middleware(probe)))
+	defer func() {
+		// interp.ExecHandler mixed with ExecHandlers panics in Reset.
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("an interpreter option broke the interpreter (%v): interp.ExecHandler replaces wsh's exec middleware; use interp.ExecHandlers, whose middlewares run before wsh's", p)
+		}
+	}()
+	r, err = interp.New(all...)
 	if err != nil {
 		return nil, err
 	}
+	if fifo != nil && r.Env != env {
+		return nil, errors.New("an interp.Env option would move the interpreter's FIFOs where commands write: give the environment with shell.Env")
+	}
+	if missing := probe.check(r, !j.cfg.NoSandbox); missing != "" {
+		return nil, fmt.Errorf("an interpreter option replaces wsh's %s, which the jail needs: options that replace wsh's handlers, or that run Reset, are refused", missing)
+	}
+	r.Reset()
 	if fifo != nil {
-		if r.Env != env {
-			// An interp.Env of the caller's: the interpreter would make
-			// its FIFOs in that environment's TMPDIR, which commands can
-			// write.
-			return nil, errors.New("shell: NewInterp: pass the environment as environ, not as an interp.Env option")
-		}
-		// mvdan.cc/sh takes TMPDIR as its temporary directory once, at
-		// the first Reset; from then on the commands' TMPDIR is theirs,
-		// also after a later Reset (which puts this environment back).
-		r.Reset()
 		fifo.taken.Store(true)
 	}
 	if params != nil {
@@ -63,6 +70,67 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 		}
 	}
 	return r, nil
+}
+
+// A handlerProbe checks that the handlers in force in an interpreter are
+// wsh's: while it is on, wsh's handlers note that they were called and
+// do nothing else.
+type handlerProbe struct {
+	on  atomic.Bool
+	hit [probeCount]atomic.Bool
+}
+
+const (
+	probeOpen = iota
+	probeStat
+	probeReadDir
+	probeAccess
+	probeExec
+	probeCount
+)
+
+var probeNames = [probeCount]string{"interp.OpenHandler", "interp.StatHandler", "interp.ReadDirHandler2", "interp.AccessHandler", "exec middleware (an interp.ExecHandlers middleware must call next)"}
+
+// probeScript reaches each handler once: a redirection, test -e, a glob,
+// test -r and an external command. It prints nothing: the probe's
+// handlers neither fail nor write. Opted out, when the policy's handlers
+// are mvdan's own, only the external command is run.
+const (
+	probeScript     = ": </wsh-probe; [ -e /wsh-probe ]; : /wsh-probe-*; [ -r /wsh-probe ]; " + probeExecScript
+	probeExecScript = "wsh-probe-exec"
+)
+
+// taken reports whether the probe is on, noting that handler h was
+// reached.
+func (p *handlerProbe) taken(h int) bool {
+	if p == nil || !p.on.Load() {
+		return false
+	}
+	p.hit[h].Store(true)
+	return true
+}
+
+// check runs the probe script in r and names the first of wsh's handlers
+// that it did not reach, or returns "". policy says whether the policy's
+// handlers are installed (not when opted out).
+func (p *handlerProbe) check(r *interp.Runner, policy bool) string {
+	script := probeExecScript
+	if policy {
+		script = probeScript
+	}
+	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
+	if err != nil {
+		panic(err)
+	}
+	p.on.Store(true)
+	r.Run(context.Background(), file)
+	p.on.Store(false)
+	for h := range probeCount {
+		if (policy || h == probeExec) && !p.hit[h].Load() {
+			return probeNames[h]
+		}
+	}
+	return ""
 }
 
 // fifoEnviron is the interpreter's environment: TMPDIR is the FIFO

@@ -1,4 +1,4 @@
-package shell
+package jailer
 
 import (
 	"context"
@@ -55,16 +55,6 @@ func newPolicy(writable, hidden []string) (policy, error) {
 		p.hidden = append(p.hidden, id)
 	}
 	return p, nil
-}
-
-// options are the interp handlers that apply the policy.
-func (p *policy) options() []interp.RunnerOption {
-	return []interp.RunnerOption{
-		interp.OpenHandler(p.open),
-		interp.StatHandler(p.stat),
-		interp.ReadDirHandler2(p.readDir),
-		interp.AccessHandler(p.access),
-	}
 }
 
 const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APPEND

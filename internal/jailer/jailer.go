@@ -1,4 +1,4 @@
-package shell
+package jailer
 
 import (
 	"bytes"
@@ -58,11 +58,59 @@ type Jailer struct {
 	terminals   terminals            // put back as they were when the Runner closes
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
+	// WarnGate, if set, is asked before the one warning of a degraded
+	// Jailer is printed (the Jailer says it once in any case): false
+	// leaves it unsaid, as when it was said once for the whole process.
+	WarnGate func() bool
+	// startFailure is the verdict of the jail made when the Jailer was,
+	// when it failed for another reason than a refusal; lastFailure the
+	// last such verdict of a command.
+	startFailure *verdict.Verdict
+	failMu       sync.Mutex
+	lastFailure  *verdict.Verdict
+	refused      *verdict.Verdict // the last denial, with RequireSandbox
 }
 
-// ErrNoInit is New's and NewJailer's error for a program that did not
-// call jail.Init first in main (a test binary: in TestMain).
-var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (in a test package, in TestMain): the jail's init is this program, re-executed")
+// Refused returns, with RequireSandbox, the last refusal of the jail by
+// the host: commands fail closed.
+func (j *Jailer) Refused() (verdict.Verdict, bool) {
+	j.failMu.Lock()
+	defer j.failMu.Unlock()
+	if j.refused == nil {
+		return verdict.Verdict{}, false
+	}
+	return *j.refused, true
+}
+
+func (j *Jailer) noteRefused(v verdict.Verdict) {
+	j.failMu.Lock()
+	j.refused = &v
+	j.failMu.Unlock()
+}
+
+// StartFailure returns the verdict of the jail NewJailer made, when it
+// could not be made for a reason other than the host refusing it: no
+// command would get a jail.
+func (j *Jailer) StartFailure() (verdict.Verdict, bool) {
+	if j.startFailure == nil {
+		return verdict.Verdict{}, false
+	}
+	return *j.startFailure, true
+}
+
+// LastFailure returns the verdict of the last command whose jail could
+// not be made for a reason other than the host refusing it.
+func (j *Jailer) LastFailure() (verdict.Verdict, bool) {
+	j.failMu.Lock()
+	defer j.failMu.Unlock()
+	if j.lastFailure == nil {
+		return verdict.Verdict{}, false
+	}
+	return *j.lastFailure, true
+}
+
+// Config returns the Jailer's configuration.
+func (j *Jailer) Config() config.Config { return j.cfg }
 
 // NewJailer makes a Jailer. dir is the working directory the Runner starts
 // in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
@@ -77,7 +125,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if !cfg.NoSandbox && !initproc.Initialized() {
 		// Re-executed as a jail's init, this program would run its own
 		// main again, in the jail, and no command would ever run.
-		return nil, ErrNoInit
+		return nil, proto.ErrNoInit
 	}
 	w, startWhy, err := writableAndWhy(cfg, dir, environ)
 	if err != nil {
@@ -240,24 +288,61 @@ func (j *Jailer) Writable() []string { return append([]string(nil), j.writable..
 // unsandboxed, if the host refused the jail.
 func (j *Jailer) Degraded() (verdict.Verdict, bool) { return j.state.Degraded() }
 
-// RunnerOptions are what an interp.Runner needs to obey wsh: the exec
-// middleware and, unless WSH_NO_SANDBOX opts out, the in-process policy for
-// redirections, source, globbing, cd and test (see policy). Use NewInterp
-// rather than passing them to interp.New yourself: it also keeps the
-// interpreter's FIFOs out of a command's reach.
-func (j *Jailer) RunnerOptions() []interp.RunnerOption {
-	opts := []interp.RunnerOption{interp.ExecHandlers(j.Middleware())}
-	if !j.cfg.NoSandbox {
-		opts = append(opts, j.policy.options()...)
+// policyOptions are the in-process policy's handlers for redirections,
+// source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
+// out; probe, while on, stands in for them (NewInterp).
+func (j *Jailer) policyOptions(probe *handlerProbe) []interp.RunnerOption {
+	if j.cfg.NoSandbox {
+		return nil
 	}
-	return opts
+	p := &j.policy
+	return []interp.RunnerOption{
+		interp.OpenHandler(func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+			if probe.taken(probeOpen) {
+				return nopFile{}, nil
+			}
+			return p.open(ctx, name, flag, perm)
+		}),
+		interp.StatHandler(func(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
+			if probe.taken(probeStat) {
+				return nil, fs.ErrNotExist
+			}
+			return p.stat(ctx, name, follow)
+		}),
+		interp.ReadDirHandler2(func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+			if probe.taken(probeReadDir) {
+				return nil, nil
+			}
+			return p.readDir(ctx, path)
+		}),
+		interp.AccessHandler(func(ctx context.Context, path string, mode interp.AccessMode) error {
+			if probe.taken(probeAccess) {
+				return fs.ErrNotExist
+			}
+			return p.access(ctx, path, mode)
+		}),
+	}
 }
 
-// Middleware returns an exec middleware for interp.ExecHandlers. It is
-// terminal: it runs every command itself and never calls next, because
-// mvdan's default handler stops the whole script on some exec failures.
-func (j *Jailer) Middleware() func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
-	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return j.exec }
+// nopFile is what the probe's open handler opens.
+type nopFile struct{}
+
+func (nopFile) Read([]byte) (int, error)    { return 0, io.EOF }
+func (nopFile) Write(b []byte) (int, error) { return len(b), nil }
+func (nopFile) Close() error                { return nil }
+
+// middleware is wsh's exec middleware. It is terminal: it runs every
+// command itself and never calls next, because mvdan's default handler
+// stops the whole script on some exec failures.
+func (j *Jailer) middleware(probe *handlerProbe) func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(ctx context.Context, args []string) error {
+			if probe.taken(probeExec) {
+				return nil
+			}
+			return j.exec(ctx, args)
+		}
+	}
 }
 
 func (j *Jailer) exec(ctx context.Context, args []string) error {
@@ -401,7 +486,7 @@ func (j *Jailer) decide(dir string) {
 	if v.Kind == verdict.Failed && v.Step == proto.StepHome.String() {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
-		j.stopHome(strings.TrimSuffix(v.Message(), "; run 'wsh doctor'"))
+		j.stopHome(v.Reason())
 		v, _, _ = j.Probe(ctx, dir)
 	}
 	if v.Kind == verdict.Denied {
@@ -410,12 +495,16 @@ func (j *Jailer) decide(dir string) {
 	switch {
 	case v.Kind == verdict.Denied && j.cfg.RequireSandbox:
 		// each command fails closed on its own attempt
+		j.noteRefused(v)
 	case v.Kind == verdict.Denied:
 		j.state.Settle(v)
 	default:
 		// Made, or failed for another reason: the host did not refuse
 		// it, so no later refusal may degrade.
 		j.state.JailWorked()
+		if v.Kind == verdict.Failed {
+			j.startFailure = &v
+		}
 	}
 }
 
@@ -455,17 +544,21 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		return j.notExecutable(ctx, c, v.Errno, true)
 	case verdict.Denied:
 		if j.cfg.RequireSandbox {
+			j.noteRefused(v)
 			return j.refuse(c, v.Message())
 		}
 		j.warnOnce()
 		return j.plain(ctx, c)
 	}
+	j.failMu.Lock()
+	j.lastFailure = &v
+	j.failMu.Unlock()
 	msg := v.Message()
 	if v.Step == proto.StepHome.String() {
 		// The home failed, not the jail: later jails go without it. This
 		// command is not run again, since its standard input may be
 		// partly read.
-		j.stopHome(strings.TrimSuffix(msg, "; run 'wsh doctor'"))
+		j.stopHome(v.Reason())
 		msg += " (later commands get a read-only home)"
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
@@ -576,7 +669,7 @@ func (j *Jailer) jailDir(dir string) string {
 
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
 func (j *Jailer) warnOnce() {
-	if v, _ := j.state.Degraded(); j.state.Warn() {
+	if v, _ := j.state.Degraded(); j.state.Warn() && (j.WarnGate == nil || j.WarnGate()) {
 		fmt.Fprintln(j.warn, verdict.Warning(v))
 	}
 }

@@ -1,0 +1,11 @@
+package proto
+
+import "errors"
+
+// ErrNotSupported is the error where wsh has no jail: not Linux, or a wsh
+// built without cgo (no seccomp compiler, no spawn).
+var ErrNotSupported = errors.New("the jail is not supported here")
+
+// ErrNoInit is the error for a program that did not call jail.Init first
+// in main (a test binary: in TestMain).
+var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (in a test package, in TestMain): the jail's init is this program, re-executed")

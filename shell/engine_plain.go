@@ -1,0 +1,84 @@
+//go:build !linux || !cgo
+
+package shell
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// plainEngine is where wsh has no jail (not Linux, or built without cgo):
+// commands run unsandboxed, as the configuration allows, and no policy of
+// wsh's applies.
+type plainEngine struct {
+	s    *settings
+	warn sync.Once
+	gate func() bool
+}
+
+// unsupported is the cause: what is missing here.
+func unsupported() *JailError {
+	why := "not Linux (GOOS=" + runtime.GOOS + ")"
+	if runtime.GOOS == "linux" {
+		why = "this wsh was built without cgo, so without its seccomp compiler and spawn"
+	}
+	return &JailError{Err: ErrNotSupported, msg: fmt.Sprintf("jail: %v: %s", ErrNotSupported, why)}
+}
+
+func newEngine(s *settings) (engine, error) {
+	if s.cfg.RequireSandbox && !s.cfg.NoSandbox {
+		return nil, unsupported()
+	}
+	return &plainEngine{s: s, gate: s.warnGate()}, nil
+}
+
+func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
+	run := interp.DefaultExecHandler(e.s.killTimeout)
+	mw := func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(ctx context.Context, args []string) error {
+			if !e.s.cfg.NoSandbox {
+				e.warn.Do(func() {
+					if e.gate == nil || e.gate() {
+						fmt.Fprintln(e.s.warnTo(), warning(unsupported()))
+					}
+				})
+			}
+			return run(ctx, args)
+		}
+	}
+	all := append([]interp.RunnerOption{interp.Env(expand.ListEnviron(environ...))}, opts...)
+	r, err := interp.New(append(all, interp.ExecHandlers(mw))...)
+	if err != nil {
+		return nil, err
+	}
+	if params != nil {
+		if err := interp.Params(params...)(r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func warning(e *JailError) string {
+	return "wsh: warning: " + e.Error() + "; running commands unsandboxed (no policy of wsh's applies, to commands, " +
+		"builtins or redirections). Set WSH_NO_SANDBOX=1 to opt out without this warning, or WSH_REQUIRE_SANDBOX=1 to fail instead."
+}
+
+func (e *plainEngine) close() error       { return nil }
+func (e *plainEngine) writable() []string { return nil }
+
+func (e *plainEngine) status() Status {
+	if e.s.cfg.NoSandbox {
+		return Status{Mode: OptedOut}
+	}
+	return Status{Mode: Degraded, Cause: unsupported()}
+}
+
+// DefaultProtected returns the paths, relative to each writable path, that
+// are read-only in the jail unless WSH_PROTECT says otherwise: none here.
+func DefaultProtected() []string { return nil }
