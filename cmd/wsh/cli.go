@@ -16,6 +16,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
+	"wsh/internal/proto"
 	"wsh/shell"
 )
 
@@ -205,7 +206,7 @@ func configError(stderr io.Writer, err error) int {
 // status turns what Run returned into wsh's exit status.
 func status(stderr io.Writer, err error, sig *signalCtx) int {
 	if s := sig.received(); s != 0 {
-		return 128 + int(s)
+		return proto.SignalStatus(s)
 	}
 	if err == nil {
 		return 0

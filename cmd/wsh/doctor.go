@@ -153,7 +153,7 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 		why = v.Reason()
 	}
 	if v.Kind == verdict.Denied {
-		rep.Denial = &denial{v.Mode, v.Step, errnoName(v.Errno)}
+		rep.Denial = &denial{v.Mode, v.Step.String(), errnoName(v.Errno)}
 	}
 	switch {
 	case cfg.NoSandbox && works:
@@ -178,21 +178,18 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 
 // stepResults lists the clone and every setup step with what happened.
 func stepResults(v verdict.Verdict) []stepResult {
-	names := []string{verdict.StepClone}
-	for _, s := range initproc.SetupSteps() {
-		names = append(names, s.String())
-	}
-	failedAt, result := "", ""
+	steps := append([]proto.Step{proto.StepClone}, initproc.SetupSteps()...)
+	failedAt, result := proto.StepNone, ""
 	switch v.Kind {
 	case verdict.Denied:
 		failedAt, result = v.Step, "denied"
 	case verdict.Failed:
 		failedAt, result = v.Step, "failed"
 	}
-	out := make([]stepResult, 0, len(names))
+	out := make([]stepResult, 0, len(steps))
 	state := "ok"
-	for _, n := range names {
-		r := stepResult{Step: n, Result: state}
+	for _, n := range steps {
+		r := stepResult{Step: n.String(), Result: state}
 		if n == failedAt {
 			r.Result, r.Errno, state = result, errnoName(v.Errno), "not-reached"
 		}

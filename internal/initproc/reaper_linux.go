@@ -110,10 +110,8 @@ func waitFor(pid int) int {
 		case err != nil:
 			return proto.ReservedStatus // bug: the target was never reaped
 		case wpid != pid:
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
 		default:
-			return ws.ExitStatus()
+			return proto.WaitStatus(syscall.WaitStatus(ws))
 		}
 	}
 }

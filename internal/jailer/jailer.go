@@ -63,29 +63,8 @@ type Jailer struct {
 	// leaves it unsaid, as when it was said once for the whole process.
 	WarnGate func() bool
 	// startFailure is the verdict of the jail made when the Jailer was,
-	// when it failed for another reason than a refusal; lastFailure the
-	// last such verdict of a command.
+	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
-	failMu       sync.Mutex
-	lastFailure  *verdict.Verdict
-	refused      *verdict.Verdict // the last denial, with RequireSandbox
-}
-
-// Refused returns, with RequireSandbox, the last refusal of the jail by
-// the host: commands fail closed.
-func (j *Jailer) Refused() (verdict.Verdict, bool) {
-	j.failMu.Lock()
-	defer j.failMu.Unlock()
-	if j.refused == nil {
-		return verdict.Verdict{}, false
-	}
-	return *j.refused, true
-}
-
-func (j *Jailer) noteRefused(v verdict.Verdict) {
-	j.failMu.Lock()
-	j.refused = &v
-	j.failMu.Unlock()
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it
@@ -100,14 +79,11 @@ func (j *Jailer) StartFailure() (verdict.Verdict, bool) {
 
 // LastFailure returns the verdict of the last command whose jail could
 // not be made for a reason other than the host refusing it.
-func (j *Jailer) LastFailure() (verdict.Verdict, bool) {
-	j.failMu.Lock()
-	defer j.failMu.Unlock()
-	if j.lastFailure == nil {
-		return verdict.Verdict{}, false
-	}
-	return *j.lastFailure, true
-}
+func (j *Jailer) LastFailure() (verdict.Verdict, bool) { return j.state.Failed() }
+
+// Refused returns, with RequireSandbox, the last refusal of the jail by
+// the host: commands fail closed.
+func (j *Jailer) Refused() (verdict.Verdict, bool) { return j.state.Refused() }
 
 // Config returns the Jailer's configuration.
 func (j *Jailer) Config() config.Config { return j.cfg }
@@ -132,6 +108,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
+	j.state.RequireSandbox = cfg.RequireSandbox
 	projects := append([]string(nil), cfg.Writable...)
 	if startWhy == "" {
 		if d, err := filepath.EvalSymlinks(dir); err == nil {
@@ -365,10 +342,7 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if j.cfg.NoSandbox {
 		return j.plain(ctx, c)
 	}
-	if _, degraded := j.state.Degraded(); degraded {
-		if j.cfg.RequireSandbox {
-			return j.refuse(c, "")
-		}
+	if _, degraded := j.state.Degraded(); degraded { // never with RequireSandbox
 		j.warnOnce()
 		return j.plain(ctx, c)
 	}
@@ -429,10 +403,6 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 		Stdout:      stdout,
 		Stderr:      stderr,
 		KillTimeout: j.KillTimeout,
-		// A command that starts jailed may change something (a path's
-		// mode, the wsh binary's) before it ends: from its start on, a
-		// refusal is its doing, not the host's.
-		Started: j.state.JailWorked,
 	}, pp
 }
 
@@ -483,28 +453,20 @@ func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, _, _ := j.Probe(ctx, dir)
-	if v.Kind == verdict.Failed && v.Step == proto.StepHome.String() {
+	if v.Kind == verdict.Failed && v.Step == proto.StepHome {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
 		j.stopHome(v.Reason())
 		v, _, _ = j.Probe(ctx, dir)
 	}
-	if v.Kind == verdict.Denied {
+	// Made, or failed for another reason: the host did not refuse it,
+	// so no later refusal may degrade. A denial degrades now, or, with
+	// RequireSandbox, each command fails closed on its own attempt.
+	switch v = j.state.Settle(v); v.Kind {
+	case verdict.Denied, verdict.Refused:
 		j.releaseHome()
-	}
-	switch {
-	case v.Kind == verdict.Denied && j.cfg.RequireSandbox:
-		// each command fails closed on its own attempt
-		j.noteRefused(v)
-	case v.Kind == verdict.Denied:
-		j.state.Settle(v)
-	default:
-		// Made, or failed for another reason: the host did not refuse
-		// it, so no later refusal may degrade.
-		j.state.JailWorked()
-		if v.Kind == verdict.Failed {
-			j.startFailure = &v
-		}
+	case verdict.Failed:
+		j.startFailure = &v
 	}
 }
 
@@ -542,19 +504,14 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		return exitStatus(v.Status)
 	case verdict.NotExecutable:
 		return j.notExecutable(ctx, c, v.Errno, true)
+	case verdict.Refused:
+		return j.refuse(c, v.Message())
 	case verdict.Denied:
-		if j.cfg.RequireSandbox {
-			j.noteRefused(v)
-			return j.refuse(c, v.Message())
-		}
 		j.warnOnce()
 		return j.plain(ctx, c)
 	}
-	j.failMu.Lock()
-	j.lastFailure = &v
-	j.failMu.Unlock()
 	msg := v.Message()
-	if v.Step == proto.StepHome.String() {
+	if v.Step == proto.StepHome {
 		// The home failed, not the jail: later jails go without it. This
 		// command is not run again, since its standard input may be
 		// partly read.
@@ -676,10 +633,6 @@ func (j *Jailer) warnOnce() {
 
 // refuse fails a command closed: WSH_REQUIRE_SANDBOX and no jail.
 func (j *Jailer) refuse(c *command, why string) error {
-	if why == "" {
-		v, _ := j.state.Degraded()
-		why = v.Message()
-	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", why, c.name())
 	return interp.ExitStatus(126)
 }
@@ -736,8 +689,8 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], werr)
 		return interp.ExitStatus(126)
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitStatus(128 + int(ws.Signal()))
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		return exitStatus(proto.WaitStatus(ws))
 	}
 	return exitStatus(cmd.ProcessState.ExitCode())
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
 )
@@ -129,5 +130,5 @@ func namespacesAllowed(hostNetwork bool) bool {
 		return false
 	}
 	var se *SpawnError
-	return errors.As(err, &se) && se.Step == "execve" && se.Err == unix.ENOENT
+	return errors.As(err, &se) && se.Step == proto.StartExec && se.Err == unix.ENOENT
 }

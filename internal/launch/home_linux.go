@@ -353,8 +353,13 @@ func startKeeper(p HomePlan) error {
 		return err
 	}
 	defer rd.Close()
+	files, err := childFiles([3]*os.File{null, null, null}, map[int]*os.File{proto.ReportFD: wr, proto.SpecFD: sf})
+	if err != nil {
+		wr.Close()
+		return err
+	}
 	pid, err := spawn(exe, []string{proto.KeeperArg0}, []string{}, spawnAttr{
-		files:   []*os.File{null, null, null, wr, sf},
+		files:   files,
 		flags:   keeperFlags(),
 		orphan:  true,
 		allCaps: true,

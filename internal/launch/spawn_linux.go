@@ -13,34 +13,35 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
 )
 
 // spawnSteps name the steps of spawn_linux.c's child.
-var spawnSteps = map[C.int]string{
-	C.WSH_STEP_CLONE:     "clone",
-	C.WSH_STEP_SIGNALS:   "signal dispositions",
-	C.WSH_STEP_SETSID:    "setsid",
-	C.WSH_STEP_SETGROUPS: "write /proc/self/setgroups",
-	C.WSH_STEP_UID_MAP:   "write /proc/self/uid_map",
-	C.WSH_STEP_GID_MAP:   "write /proc/self/gid_map",
-	C.WSH_STEP_PDEATHSIG: "prctl(PR_SET_PDEATHSIG)",
-	C.WSH_STEP_CAPS:      "ambient capabilities",
-	C.WSH_STEP_FILES:     "descriptors",
-	C.WSH_STEP_EXEC:      "execve",
+var spawnSteps = map[C.int]proto.StartStep{
+	C.WSH_STEP_CLONE:     proto.StartClone,
+	C.WSH_STEP_SIGNALS:   proto.StartSignals,
+	C.WSH_STEP_SETSID:    proto.StartSetsid,
+	C.WSH_STEP_SETGROUPS: proto.StartSetgroups,
+	C.WSH_STEP_UID_MAP:   proto.StartUIDMap,
+	C.WSH_STEP_GID_MAP:   proto.StartGIDMap,
+	C.WSH_STEP_PDEATHSIG: proto.StartPdeathsig,
+	C.WSH_STEP_CAPS:      proto.StartCaps,
+	C.WSH_STEP_FILES:     proto.StartFiles,
+	C.WSH_STEP_EXEC:      proto.StartExec,
 }
 
 // A SpawnError is a start of a jail init that failed: the clone, or a
 // step of the child before its exec.
 type SpawnError struct {
-	Step string
+	Step proto.StartStep
 	Path string
 	Err  syscall.Errno
 }
 
 func (e *SpawnError) Error() string {
-	if e.Step == "execve" {
+	if e.Step == proto.StartExec {
 		return fmt.Sprintf("start the jail init: execve %s: %v", e.Path, e.Err)
 	}
 	return fmt.Sprintf("start the jail init: %s: %v", e.Step, e.Err)
@@ -92,13 +93,13 @@ func jailAttr(hostNetwork bool, files ...*os.File) spawnAttr {
 func spawn(exe initExe, argv, env []string, attr spawnAttr) (int, error) {
 	files := attr.files
 	if len(files) == 0 || len(files) > C.WSH_SPAWN_FILES {
-		return 0, &SpawnError{Step: "descriptors", Path: exe.path, Err: syscall.EINVAL}
+		return 0, &SpawnError{Step: proto.StartFiles, Path: exe.path, Err: syscall.EINVAL}
 	}
 	path := exe.path
 	for _, a := range [][]string{{path}, argv, env} {
 		for _, v := range a {
 			if strings.IndexByte(v, 0) >= 0 {
-				return 0, &SpawnError{Step: "arguments", Path: path, Err: syscall.EINVAL}
+				return 0, &SpawnError{Step: proto.StartArguments, Path: path, Err: syscall.EINVAL}
 			}
 		}
 	}
@@ -179,4 +180,29 @@ func (m *cAlloc) free() {
 	for _, p := range *m {
 		C.free(p)
 	}
+}
+
+// childFiles is a child's descriptor table: stdio on 0 to 2, and each
+// other descriptor at the number the protocol gives it (proto.ReportFD,
+// proto.SpecFD, ...), so that no descriptor is placed by its position in
+// a list. Every number up to the highest must be given.
+func childFiles(stdio [3]*os.File, at map[int]*os.File) ([]*os.File, error) {
+	n := 3
+	for fd := range at {
+		n = max(n, fd+1)
+	}
+	files := make([]*os.File, n)
+	copy(files, stdio[:])
+	for fd, f := range at {
+		if fd < 3 {
+			return nil, fmt.Errorf("descriptor %d is a standard stream's", fd)
+		}
+		files[fd] = f
+	}
+	for fd, f := range files {
+		if f == nil {
+			return nil, fmt.Errorf("the child's descriptor %d is not given", fd)
+		}
+	}
+	return files, nil
 }

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
-	"wsh/internal/verdict"
 )
 
 // exitGrace bounds the waits after the init has exited when the request
@@ -51,10 +50,11 @@ type Request struct {
 	Protection func() ([]byte, error)
 }
 
-// Run runs the request in a jail and returns what the parent saw.
-func Run(ctx context.Context, req *Request) verdict.Outcome {
+// Run runs the request in a jail and returns what the parent saw, for
+// verdict.Classify to judge.
+func Run(ctx context.Context, req *Request) proto.Facts {
 	if err := ctx.Err(); err != nil {
-		return verdict.Outcome{StartErr: err}
+		return proto.Facts{StartErr: err}
 	}
 	var started atomic.Bool
 	p, rd, cio, prot, err := start(req)
@@ -98,12 +98,9 @@ func Run(ctx context.Context, req *Request) verdict.Outcome {
 	}
 	cio.wait(grace)
 	rd.SetReadDeadline(time.Now().Add(grace))
-	out := verdict.Outcome{Status: exitStatus(state), ExecStep: proto.StepExec.String()}
+	out := proto.Facts{Status: exitStatus(state)}
 	if r, ok := proto.DecodeReport(<-report); ok {
-		out.Report = &verdict.Report{Step: r.Step.String(), Errno: r.Errno}
-		out.PathStep = r.Step.ResolvesPath()
-		out.NeverDenial = r.Step.NeverDenial()
-		out.Note = r.Step.Note(r.Errno)
+		out.Report = &r
 	}
 	return out
 }
@@ -145,9 +142,18 @@ func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
 	// No working directory is set: a chdir refused here would look like a
 	// refused clone (mode 1); the init's own chdir step reports it as a
 	// path step.
-	files := []*os.File{cio.child[0], cio.child[1], cio.child[2], wr, spec, prd}
+	at := map[int]*os.File{proto.ReportFD: wr, proto.SpecFD: spec, proto.ProtectFD: prd}
 	if req.HomeMount != nil {
-		files = append(files, req.HomeMount, req.HomeLock)
+		at[proto.HomeFD], at[proto.HomeLockFD] = req.HomeMount, req.HomeLock
+	}
+	files, err := childFiles(cio.child, at)
+	if err != nil {
+		wr.Close()
+		rd.Close()
+		pwr.Close()
+		cio.closeChildEnds()
+		cio.closeParentEnds()
+		return nil, nil, nil, nil, err
 	}
 	pid, err := spawn(exe, []string{proto.InitArg0}, []string{}, jailAttr(req.Spec.HostNetwork, files...))
 	// The read end sees EOF only once every write end is closed: ours must
@@ -230,20 +236,17 @@ func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setu
 	}
 }
 
-// startFailed is the outcome of a start that failed. An EPERM or EACCES
-// is checked before it can count as the host refusing the jail (mode 1):
-// if a plain clone with the same namespaces and id maps is allowed, the
-// refusal was the exec of wsh's own binary (its mode changed, say), which
-// is no reason to run commands unsandboxed.
-func startFailed(err error, hostNetwork bool) verdict.Outcome {
-	out := verdict.Outcome{StartErr: err}
+// startFailed is the facts of a start that failed. An EPERM or EACCES is
+// checked: whether a plain clone with the same namespaces and id maps is
+// allowed (if it is, the refusal was not the namespaces').
+func startFailed(err error, hostNetwork bool) proto.Facts {
+	out := proto.Facts{StartErr: err}
 	var se *SpawnError
 	if errors.As(err, &se) {
 		out.StartStep = se.Step
 	}
-	if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) && namespacesAllowed(hostNetwork) {
-		out.NotHost = true
-		out.Note = "the namespaces were allowed; the exec of wsh's own binary was refused"
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
 	}
 	return out
 }
@@ -291,8 +294,8 @@ func exitStatus(state *os.ProcessState) int {
 	if state == nil {
 		return 126
 	}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok {
+		return proto.WaitStatus(ws)
 	}
 	return state.ExitCode()
 }

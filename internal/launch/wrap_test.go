@@ -33,9 +33,9 @@ const hangLimit = 10 * time.Second
 // runWithin runs req and fails the test, rather than hanging it, when Run
 // does not return within hangLimit. It returns the outcome and how long
 // Run took.
-func runWithin(t *testing.T, req *Request) (verdict.Outcome, time.Duration) {
+func runWithin(t *testing.T, req *Request) (proto.Facts, time.Duration) {
 	t.Helper()
-	done := make(chan verdict.Outcome, 1)
+	done := make(chan proto.Facts, 1)
 	start := time.Now()
 	go func() { done <- Run(context.Background(), req) }()
 	select {
@@ -43,7 +43,7 @@ func runWithin(t *testing.T, req *Request) (verdict.Outcome, time.Duration) {
 		return out, time.Since(start)
 	case <-time.After(hangLimit):
 		t.Fatalf("Run did not return within %v: the parent is blocked on the sentinel", hangLimit)
-		return verdict.Outcome{}, 0
+		return proto.Facts{}, 0
 	}
 }
 
@@ -126,7 +126,7 @@ func TestRunReportsARefusedStep(t *testing.T) {
 	missing := filepath.Join(req.Spec.Dir, "missing")
 	req.Spec.Writable = append(req.Spec.Writable, proto.PathID{Path: missing})
 	out, _ := runWithin(t, req)
-	want := verdict.Report{Step: proto.StepDetach.String(), Errno: syscall.ENOENT}
+	want := proto.Report{Step: proto.StepDetach, Errno: syscall.ENOENT}
 	if out.Report == nil || *out.Report != want || out.Status != proto.ReservedStatus {
 		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
 			out, out.Report, want, proto.ReservedStatus, stderr)
@@ -140,7 +140,7 @@ func TestRunWithoutAFilterFails(t *testing.T) {
 	req, stderr := jailRequest(t, "true")
 	req.Spec.Filter = nil
 	out, _ := runWithin(t, req)
-	want := verdict.Report{Step: proto.StepSeccomp.String(), Errno: syscall.EINVAL}
+	want := proto.Report{Step: proto.StepSeccomp, Errno: syscall.EINVAL}
 	if out.Report == nil || *out.Report != want || out.Status != proto.ReservedStatus {
 		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
 			out, out.Report, want, proto.ReservedStatus, stderr)
@@ -230,7 +230,7 @@ func TestExecRefusedIsNotADenial(t *testing.T) {
 	req, _ := jailRequest(t, "true")
 	out, _ := runWithin(t, req)
 	v := verdict.Classify(out)
-	if out.StartErr == nil || !out.NotHost || v.Kind != verdict.Failed {
+	if out.StartErr == nil || !out.NamespacesAllowed || v.Kind != verdict.Failed {
 		t.Errorf("exec of wsh refused: outcome %+v, verdict %v; want a checked failure, not a denial", out, v.Kind)
 	}
 	if !namespacesAllowed(false) || !namespacesAllowed(true) {
@@ -291,7 +291,7 @@ func TestRunProtectionSent(t *testing.T) {
 				t.Errorf("started %v, want %v; outcome %+v\nstderr:\n%s", started, c.started, out, stderr)
 			}
 			// Cancelled, the init may be killed before it reports.
-			if c.name == "an error" && (out.Report == nil || out.Report.Step != proto.StepProtect.String()) {
+			if c.name == "an error" && (out.Report == nil || out.Report.Step != proto.StepProtect) {
 				t.Errorf("outcome %+v, want a report of the protect step", out)
 			}
 		})

@@ -70,32 +70,14 @@ var stepNames = [stepCount]string{
 	StepKeeperListen: "keeper-listen",
 }
 
-// ResolvesPath reports whether the step resolves a path the user named (a
-// writable or hidden path, the working directory), where EACCES is that
-// path's permission rather than the host refusing the jail.
-func (s Step) ResolvesPath() bool {
-	return s == StepDetach || s == StepWritable || s == StepHide || s == StepChdir || s == StepHome || s == StepProtect
-}
-
-// NeverDenial reports whether a failure of the step, whatever its errno,
-// is no refusal of the jail by the host: the copy-on-write home is a
-// convenience of the jail, and losing it must not switch the jail off.
-func (s Step) NeverDenial() bool { return s == StepHome || s == StepLandlock }
-
-// Note says, for a failure of the step with errno, what it means when
-// the errno alone does not say it.
-func (s Step) Note(errno syscall.Errno) string {
-	switch {
-	case s == StepStdio && errno == ErrStream:
-		return "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"
-	case s == StepHome && (errno == syscall.ENOTDIR || errno == syscall.EISDIR || errno == syscall.ESTALE):
-		return "the home shows something else where a writable path or a host mount goes, as a command of " +
-			"another wsh can leave it; wsh home reset clears what commands wrote to the home"
-	}
-	return ""
-}
+// StepClone is no step of the init's: it names, in a verdict, the start
+// of the init (mode 1). No report carries it.
+const StepClone Step = 0xff
 
 func (s Step) String() string {
+	if s == StepClone {
+		return "clone"
+	}
 	if s < stepCount {
 		return stepNames[s]
 	}

@@ -5,44 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+	"wsh/internal/proto"
 )
-
-// A Report is what the jail init said before the target ran: the step that
-// failed and its errno.
-type Report struct {
-	Step  string
-	Errno syscall.Errno
-}
-
-// An Outcome is what the parent saw of one jailed command.
-type Outcome struct {
-	// StartErr is the error of starting the jail init (clone, the id maps,
-	// the exec of wsh itself); when it is set nothing else is.
-	StartErr error
-	// StartStep names the part of the start that failed, when it was not
-	// the clone itself (the uid map write, the exec of the init, ...).
-	StartStep string
-	// Report is the report on the sentinel pipe, or nil.
-	Report *Report
-	// ExecStep is the name of the step whose report means the target could
-	// not be executed, rather than that the jail was refused.
-	ExecStep string
-	// Note explains the report, when the jail has something to say.
-	Note string
-	// NotHost says a start refused with EPERM or EACCES was checked: the
-	// host allowed the namespaces, so it is not a denial.
-	NotHost bool
-	// PathStep says the reported step resolves a user's path (a writable
-	// or hidden path, the working directory): EACCES there is the file's
-	// permission, not the host refusing the jail.
-	PathStep bool
-	// NeverDenial says no errno of the reported step is a denial: the
-	// step is not one the host can refuse the jail with (the home).
-	NeverDenial bool
-	// Status is the jail init's exit status (the target's own when there is
-	// no report).
-	Status int
-}
 
 // Kind says what an outcome means.
 type Kind int
@@ -56,6 +20,10 @@ const (
 	Failed
 	// NotExecutable: the jail was made but exec of the target failed.
 	NotExecutable
+	// Refused: the host refused the jail and the configuration requires
+	// one (WSH_REQUIRE_SANDBOX): the command fails closed. Only State
+	// gives it.
+	Refused
 )
 
 func (k Kind) String() string {
@@ -68,6 +36,8 @@ func (k Kind) String() string {
 		return "failed"
 	case NotExecutable:
 		return "not executable"
+	case Refused:
+		return "refused"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -78,8 +48,9 @@ type Verdict struct {
 	// Mode is 1 when the clone or the id maps were refused (the jail init
 	// never ran), 2 when a setup step inside it was.
 	Mode int
-	// Step names where it failed: "clone" in mode 1, the setup step in mode 2.
-	Step  string
+	// Step is where it failed: proto.StepClone in mode 1, the setup step
+	// in mode 2.
+	Step  proto.Step
 	Errno syscall.Errno
 	// Err is the start error, for Failed in mode 1.
 	Err    error
@@ -88,38 +59,72 @@ type Verdict struct {
 	Note string
 }
 
-// StepClone names mode 1's step: starting the jail init in new namespaces.
-const StepClone = "clone"
-
-// Classify implements the table in DESIGN.md, "Classification".
-func Classify(o Outcome) Verdict {
-	if o.StartErr != nil {
+// Classify implements the table in docs/sandbox.md, "Classification": what
+// the facts of one launch mean.
+func Classify(f proto.Facts) Verdict {
+	if f.StartErr != nil {
 		var errno syscall.Errno
-		errors.As(o.StartErr, &errno)
-		kind := Failed
-		if isDenial(errno) && !o.NotHost {
-			kind = Denied
+		errors.As(f.StartErr, &errno)
+		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr}
+		switch {
+		case isDenial(errno) && f.NamespacesAllowed:
+			// The refusal was the exec of wsh's own binary (its mode
+			// changed, say), which is no reason to run commands
+			// unsandboxed.
+			v.Note = "the namespaces were allowed; the exec of wsh's own binary was refused"
+		case isDenial(errno):
+			v.Kind = Denied
 		}
-		note := o.Note
-		if o.StartStep != "" && o.StartStep != StepClone {
-			note = strings.TrimPrefix(note+"; at "+o.StartStep, "; ")
+		if f.StartStep != proto.StartUnknown && f.StartStep != proto.StartClone {
+			v.Note = strings.TrimPrefix(v.Note+"; at "+f.StartStep.String(), "; ")
 		}
-		return Verdict{Kind: kind, Mode: 1, Step: StepClone, Errno: errno, Err: o.StartErr, Note: note}
+		return v
 	}
-	if o.Report == nil {
-		return Verdict{Kind: Ran, Status: o.Status}
+	if f.Report == nil {
+		return Verdict{Kind: Ran, Status: f.Status}
 	}
-	v := Verdict{Mode: 2, Step: o.Report.Step, Errno: o.Report.Errno, Kind: Failed, Note: o.Note}
+	r := *f.Report
+	v := Verdict{Mode: 2, Step: r.Step, Errno: r.Errno, Kind: Failed, Note: note(r.Step, r.Errno)}
 	switch {
-	case o.Report.Step == o.ExecStep:
+	case r.Step == proto.StepExec:
 		v.Kind, v.Mode = NotExecutable, 0
-	case o.NeverDenial:
-	case o.PathStep && o.Report.Errno == syscall.EACCES:
+	case neverDenial(r.Step):
+	case resolvesPath(r.Step) && r.Errno == syscall.EACCES:
 		v.Note = "a path of the jail is not accessible"
-	case isDenial(o.Report.Errno):
+	case isDenial(r.Errno):
 		v.Kind = Denied
 	}
 	return v
+}
+
+// resolvesPath reports whether the step resolves a path the user named (a
+// writable or hidden path, the working directory), where EACCES is that
+// path's permission rather than the host refusing the jail.
+func resolvesPath(s proto.Step) bool {
+	switch s {
+	case proto.StepDetach, proto.StepWritable, proto.StepHide, proto.StepChdir, proto.StepHome, proto.StepProtect:
+		return true
+	}
+	return false
+}
+
+// neverDenial reports whether a failure of the step, whatever its errno,
+// is no refusal of the jail by the host: the copy-on-write home is a
+// convenience of the jail, and losing it must not switch the jail off;
+// Landlock is a second layer under the namespaces.
+func neverDenial(s proto.Step) bool { return s == proto.StepHome || s == proto.StepLandlock }
+
+// note says, for a failure of the step with errno, what it means when the
+// errno alone does not say it.
+func note(s proto.Step, errno syscall.Errno) string {
+	switch {
+	case s == proto.StepStdio && errno == proto.ErrStream:
+		return "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"
+	case s == proto.StepHome && (errno == syscall.ENOTDIR || errno == syscall.EISDIR || errno == syscall.ESTALE):
+		return "the home shows something else where a writable path or a host mount goes, as a command of " +
+			"another wsh can leave it; wsh home reset clears what commands wrote to the home"
+	}
+	return ""
 }
 
 func isDenial(errno syscall.Errno) bool {
@@ -137,7 +142,7 @@ func (v Verdict) Reason() string {
 	if v.Note != "" {
 		msg += " (" + v.Note + ")"
 	}
-	if v.Kind == Denied {
+	if v.Kind == Denied || v.Kind == Refused {
 		return fmt.Sprintf("%s (mode %d: the host refuses the jail)", msg, v.Mode)
 	}
 	if v.Mode == 1 {
@@ -154,7 +159,7 @@ func (v Verdict) Reason() string {
 // Message is Reason with, for a failure, the advice to run wsh doctor: the
 // text a person reads on a command's stderr.
 func (v Verdict) Message() string {
-	if v.Kind == Denied {
+	if v.Kind == Denied || v.Kind == Refused {
 		return v.Reason()
 	}
 	return v.Reason() + "; run 'wsh doctor'"

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"wsh/internal/proto"
 )
 
 func startErr(errno syscall.Errno) error {
@@ -13,33 +14,38 @@ func startErr(errno syscall.Errno) error {
 }
 
 func TestClassify(t *testing.T) {
-	rep := func(step string, errno syscall.Errno) *Report { return &Report{Step: step, Errno: errno} }
+	rep := func(step proto.Step, errno syscall.Errno) *proto.Report {
+		return &proto.Report{Step: step, Errno: errno}
+	}
 	tests := []struct {
 		name string
-		in   Outcome
+		in   proto.Facts
 		want Verdict
 	}{
-		{"mode 1 EPERM", Outcome{StartErr: startErr(syscall.EPERM)}, Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EPERM}},
-		{"mode 1 EACCES", Outcome{StartErr: startErr(syscall.EACCES)}, Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EACCES}},
-		{"start ENOSPC", Outcome{StartErr: startErr(syscall.ENOSPC)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.ENOSPC}},
-		{"start EINVAL", Outcome{StartErr: startErr(syscall.EINVAL)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.EINVAL}},
-		{"start ENOENT", Outcome{StartErr: startErr(syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.ENOENT}},
-		{"mode 1 at the uid map", Outcome{StartErr: startErr(syscall.EPERM), StartStep: "write /proc/self/uid_map"}, Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EPERM, Note: "at write /proc/self/uid_map"}},
-		{"start at execve, checked", Outcome{StartErr: startErr(syscall.EACCES), StartStep: "execve", NotHost: true, Note: "the namespaces were allowed"}, Verdict{Kind: Failed, Mode: 1, Step: "clone", Errno: syscall.EACCES, Note: "the namespaces were allowed; at execve"}},
-		{"mode 2 EPERM", Outcome{Report: rep("mount-private", syscall.EPERM), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: "mount-private", Errno: syscall.EPERM}},
-		{"mode 2 EACCES", Outcome{Report: rep("proc", syscall.EACCES), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EACCES}},
-		{"report EROFS", Outcome{Report: rep("writable", syscall.EROFS), Status: 125}, Verdict{Kind: Failed, Mode: 2, Step: "writable", Errno: syscall.EROFS}},
-		{"report ENOENT", Outcome{Report: rep("detach", syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 2, Step: "detach", Errno: syscall.ENOENT}},
-		{"path step EACCES is a file's permission", Outcome{Report: rep("chdir", syscall.EACCES), PathStep: true}, Verdict{Kind: Failed, Mode: 2, Step: "chdir", Errno: syscall.EACCES, Note: "a path of the jail is not accessible"}},
-		{"path step EPERM is a denial", Outcome{Report: rep("detach", syscall.EPERM), PathStep: true}, Verdict{Kind: Denied, Mode: 2, Step: "detach", Errno: syscall.EPERM}},
-		{"the home's EPERM is no denial", Outcome{Report: rep("home", syscall.EPERM), PathStep: true, NeverDenial: true}, Verdict{Kind: Failed, Mode: 2, Step: "home", Errno: syscall.EPERM}},
-		{"the home's EACCES is no denial", Outcome{Report: rep("home", syscall.EACCES), PathStep: true, NeverDenial: true}, Verdict{Kind: Failed, Mode: 2, Step: "home", Errno: syscall.EACCES}},
-		{"exec EACCES is not a denial", Outcome{Report: rep("exec", syscall.EACCES), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.EACCES}},
-		{"exec ENOEXEC", Outcome{Report: rep("exec", syscall.ENOEXEC), ExecStep: "exec"}, Verdict{Kind: NotExecutable, Step: "exec", Errno: syscall.ENOEXEC}},
-		{"no report, status 0", Outcome{Status: 0}, Verdict{Kind: Ran}},
-		{"no report, reserved status", Outcome{Status: 125}, Verdict{Kind: Ran, Status: 125}},
-		{"no report, status 1", Outcome{Status: 1}, Verdict{Kind: Ran, Status: 1}},
-		{"no report, killed", Outcome{Status: 137}, Verdict{Kind: Ran, Status: 137}},
+		{"mode 1 EPERM", proto.Facts{StartErr: startErr(syscall.EPERM)}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM}},
+		{"mode 1 EACCES", proto.Facts{StartErr: startErr(syscall.EACCES)}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EACCES}},
+		{"start ENOSPC", proto.Facts{StartErr: startErr(syscall.ENOSPC)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.ENOSPC}},
+		{"start EINVAL", proto.Facts{StartErr: startErr(syscall.EINVAL)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.EINVAL}},
+		{"start ENOENT", proto.Facts{StartErr: startErr(syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.ENOENT}},
+		{"mode 1 at the uid map", proto.Facts{StartErr: startErr(syscall.EPERM), StartStep: proto.StartUIDMap}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM, Note: "at write /proc/self/uid_map"}},
+		{"start at execve, checked", proto.Facts{StartErr: startErr(syscall.EACCES), StartStep: proto.StartExec, NamespacesAllowed: true}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.EACCES, Note: "the namespaces were allowed; the exec of wsh's own binary was refused; at execve"}},
+		{"mode 2 EPERM", proto.Facts{Report: rep(proto.StepMountPrivate, syscall.EPERM), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: proto.StepMountPrivate, Errno: syscall.EPERM}},
+		{"mode 2 EACCES", proto.Facts{Report: rep(proto.StepProc, syscall.EACCES), Status: 125}, Verdict{Kind: Denied, Mode: 2, Step: proto.StepProc, Errno: syscall.EACCES}},
+		{"report EROFS", proto.Facts{Report: rep(proto.StepWritable, syscall.EROFS), Status: 125}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepWritable, Errno: syscall.EROFS}},
+		{"report ENOENT", proto.Facts{Report: rep(proto.StepDetach, syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepDetach, Errno: syscall.ENOENT}},
+		{"path step EACCES is a file's permission", proto.Facts{Report: rep(proto.StepChdir, syscall.EACCES)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepChdir, Errno: syscall.EACCES, Note: "a path of the jail is not accessible"}},
+		{"path step EPERM is a denial", proto.Facts{Report: rep(proto.StepDetach, syscall.EPERM)}, Verdict{Kind: Denied, Mode: 2, Step: proto.StepDetach, Errno: syscall.EPERM}},
+		{"the home's EPERM is no denial", proto.Facts{Report: rep(proto.StepHome, syscall.EPERM)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepHome, Errno: syscall.EPERM}},
+		{"the home's EACCES is no denial", proto.Facts{Report: rep(proto.StepHome, syscall.EACCES)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepHome, Errno: syscall.EACCES}},
+		{"exec EACCES is not a denial", proto.Facts{Report: rep(proto.StepExec, syscall.EACCES)}, Verdict{Kind: NotExecutable, Step: proto.StepExec, Errno: syscall.EACCES}},
+		{"exec ENOEXEC", proto.Facts{Report: rep(proto.StepExec, syscall.ENOEXEC)}, Verdict{Kind: NotExecutable, Step: proto.StepExec, Errno: syscall.ENOEXEC}},
+		{"a stream the jail cannot show", proto.Facts{Report: rep(proto.StepStdio, syscall.EXDEV)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepStdio, Errno: syscall.EXDEV, Note: "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"}},
+		{"landlock's EPERM is no denial", proto.Facts{Report: rep(proto.StepLandlock, syscall.EPERM)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepLandlock, Errno: syscall.EPERM}},
+		{"protect EACCES is a file's permission", proto.Facts{Report: rep(proto.StepProtect, syscall.EACCES)}, Verdict{Kind: Failed, Mode: 2, Step: proto.StepProtect, Errno: syscall.EACCES, Note: "a path of the jail is not accessible"}},
+		{"no report, status 0", proto.Facts{Status: 0}, Verdict{Kind: Ran}},
+		{"no report, reserved status", proto.Facts{Status: 125}, Verdict{Kind: Ran, Status: 125}},
+		{"no report, status 1", proto.Facts{Status: 1}, Verdict{Kind: Ran, Status: 1}},
+		{"no report, killed", proto.Facts{Status: 137}, Verdict{Kind: Ran, Status: 137}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,14 +60,14 @@ func TestClassify(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	tests := []struct {
-		in   Outcome
+		in   proto.Facts
 		want []string
 	}{
-		{Outcome{StartErr: startErr(syscall.ENOSPC)}, []string{"jail: clone: no space left on device", "user.max_user_namespaces", "wsh doctor"}},
-		{Outcome{StartErr: startErr(syscall.EINVAL)}, []string{"jail: clone: invalid argument", "no user namespaces", "wsh doctor"}},
-		{Outcome{Report: &Report{"mount-private", syscall.EPERM}}, []string{"jail: mount-private: operation not permitted", "mode 2"}},
-		{Outcome{StartErr: startErr(syscall.EACCES)}, []string{"jail: clone: permission denied", "mode 1"}},
-		{Outcome{Report: &Report{"writable", syscall.EROFS}}, []string{"jail: writable: read-only file system", "wsh doctor"}},
+		{proto.Facts{StartErr: startErr(syscall.ENOSPC)}, []string{"jail: clone: no space left on device", "user.max_user_namespaces", "wsh doctor"}},
+		{proto.Facts{StartErr: startErr(syscall.EINVAL)}, []string{"jail: clone: invalid argument", "no user namespaces", "wsh doctor"}},
+		{proto.Facts{Report: &proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EPERM}}, []string{"jail: mount-private: operation not permitted", "mode 2"}},
+		{proto.Facts{StartErr: startErr(syscall.EACCES)}, []string{"jail: clone: permission denied", "mode 1"}},
+		{proto.Facts{Report: &proto.Report{Step: proto.StepWritable, Errno: syscall.EROFS}}, []string{"jail: writable: read-only file system", "wsh doctor"}},
 	}
 	for _, tt := range tests {
 		msg := Classify(tt.in).Message()
@@ -77,7 +83,7 @@ func TestMessage(t *testing.T) {
 }
 
 func TestWarning(t *testing.T) {
-	w := Warning(Classify(Outcome{Report: &Report{"mount-private", syscall.EACCES}}))
+	w := Warning(Classify(proto.Facts{Report: &proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EACCES}}))
 	for _, s := range []string{"mode 2", "mount-private", "permission denied", "WSH_NO_SANDBOX=1", "WSH_REQUIRE_SANDBOX=1"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q lacks %q", w, s)
@@ -100,7 +106,7 @@ func TestStateRecordsOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			s.Settle(Verdict{Kind: Denied, Mode: 2, Step: "proc", Errno: syscall.EPERM})
+			s.Settle(Verdict{Kind: Denied, Mode: 2, Step: proto.StepProc, Errno: syscall.EPERM})
 			firsts <- s.Warn()
 		}(i)
 	}
@@ -127,7 +133,7 @@ func TestSettleAfterAJailWorked(t *testing.T) {
 	if v := s.Settle(Verdict{Kind: Ran}); v.Kind != Ran {
 		t.Fatalf("Settle(Ran) = %+v", v)
 	}
-	v := s.Settle(Verdict{Kind: Denied, Mode: 1, Step: "clone", Errno: syscall.EACCES})
+	v := s.Settle(Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EACCES})
 	if warn := s.Warn(); v.Kind != Failed || warn || !strings.Contains(v.Message(), "worked earlier") {
 		t.Errorf("a denial after a jail worked: %+v, warn %v, %q", v, warn, v.Message())
 	}
@@ -140,7 +146,7 @@ func TestSettleAfterAJailWorked(t *testing.T) {
 // warn again.
 func TestSettleSticky(t *testing.T) {
 	var s State
-	d := Verdict{Kind: Denied, Mode: 2, Step: "mount-private", Errno: syscall.EPERM}
+	d := Verdict{Kind: Denied, Mode: 2, Step: proto.StepMountPrivate, Errno: syscall.EPERM}
 	if v := s.Settle(d); v.Kind != Denied || !s.Warn() {
 		t.Fatalf("first denial: %+v, no warning", v)
 	}
@@ -152,8 +158,29 @@ func TestSettleSticky(t *testing.T) {
 // TestClassifyCheckedStart: a mode-1 EACCES the parent checked (the host
 // allowed the namespaces) is a failure.
 func TestClassifyCheckedStart(t *testing.T) {
-	v := Classify(Outcome{StartErr: startErr(syscall.EACCES), NotHost: true, Note: "checked"})
-	if v.Kind != Failed || v.Mode != 1 || !strings.Contains(v.Message(), "checked") {
+	v := Classify(proto.Facts{StartErr: startErr(syscall.EACCES), NamespacesAllowed: true})
+	if v.Kind != Failed || v.Mode != 1 || !strings.Contains(v.Message(), "the namespaces were allowed") {
 		t.Errorf("checked EACCES at start: %+v, %q", v, v.Message())
+	}
+}
+
+// TestSettleRequireSandbox: with RequireSandbox a denial is Refused, never
+// degrades and never warns; a failure is remembered as the last one.
+func TestSettleRequireSandbox(t *testing.T) {
+	s := State{RequireSandbox: true}
+	d := Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM}
+	if v := s.Settle(d); v.Kind != Refused || s.Warn() || !strings.Contains(v.Message(), "(mode 1: the host refuses the jail)") {
+		t.Errorf("a denial under RequireSandbox: %+v, %q", v, v.Message())
+	}
+	if _, degraded := s.Degraded(); degraded {
+		t.Error("degraded under RequireSandbox")
+	}
+	if v, ok := s.Refused(); !ok || v.Errno != syscall.EPERM {
+		t.Errorf("Refused() = %+v, %v", v, ok)
+	}
+	f := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.ENOSPC}
+	s.Settle(f)
+	if v, ok := s.Failed(); !ok || v.Errno != syscall.ENOSPC {
+		t.Errorf("Failed() = %+v, %v", v, ok)
 	}
 }
