@@ -82,7 +82,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) > 0 && args[0] == "version" {
-		return printVersion(stdout)
+		return printVersion(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "doctor" {
 		return doctor(args[1:], stdout, stderr)

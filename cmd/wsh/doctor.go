@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package main
 
 import (
@@ -42,11 +44,14 @@ const (
 
 // A doctorReport is everything doctor says; its JSON field names are stable.
 type doctorReport struct {
+	// Schema is the version of this layout: it changes when a field
+	// changes meaning or goes away.
+	Schema   int             `json:"schema"`
 	Verdict  string          `json:"verdict"`
 	Status   int             `json:"status"`
 	Reason   string          `json:"reason"`
 	Denial   *denial         `json:"denial,omitempty"`
-	Steps    []stepResult    `json:"steps,omitempty"`
+	Steps    []stepResult    `json:"steps"`
 	Readback *proto.Readback `json:"readback,omitempty"`
 	Facts    facts           `json:"facts"`
 	Config   *configView     `json:"config,omitempty"`
@@ -110,7 +115,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 
 // diagnose runs the probe jail and decides the verdict.
 func diagnose() *doctorReport {
-	rep := &doctorReport{Facts: gatherFacts(), Seccomp: policySummary()}
+	rep := &doctorReport{Schema: doctorSchema, Facts: gatherFacts(), Seccomp: policySummary(), Steps: []stepResult{}}
 	cfg, err := config.Load(os.Environ())
 	var j *jailer.Jailer
 	dir, derr := os.Getwd()
@@ -125,7 +130,7 @@ func diagnose() *doctorReport {
 		return rep
 	}
 	defer j.Close()
-	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, j.Writable(), cfg.Hide, string(cfg.UnixSockets), string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)
@@ -198,10 +203,21 @@ func stepResults(v verdict.Verdict) []stepResult {
 	return out
 }
 
+// doctorSchema is doctorReport.Schema (docs/doctor.md).
+const doctorSchema = 1
+
+// orEmpty is l, or an empty list: JSON's [] rather than null.
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
 func policySummary() []policyGroup {
-	var out []policyGroup
+	out := []policyGroup{}
 	for _, g := range seccomp.Policy() {
-		out = append(out, policyGroup{g.Name, g.Calls})
+		out = append(out, policyGroup{g.Name, orEmpty(g.Calls)})
 	}
 	return out
 }

@@ -1,8 +1,11 @@
+//go:build linux && cgo
+
 package main
 
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -16,7 +19,7 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 	fmt.Fprintf(tw, "  user.max_user_namespaces\t%s\n", orAbsent(f.MaxUserNamespaces))
 	fmt.Fprintf(tw, "  kernel.unprivileged_userns_clone\t%s\n", orAbsent(f.UnprivilegedUsernsClone))
 	fmt.Fprintf(tw, "  kernel.apparmor_restrict_unprivileged_userns\t%s\n", orAbsent(f.AppArmorRestrictUserns))
-	fmt.Fprintf(tw, "  wsh's own seccomp mode\t%s\n", f.OwnSeccomp)
+	fmt.Fprintf(tw, "  wsh's own seccomp mode\t%s\n", orAbsent(f.OwnSeccomp))
 	fmt.Fprintf(tw, "  container\t%s\n", f.Container)
 	if c := rep.Config; c != nil {
 		fmt.Fprintln(tw, "configuration")
@@ -46,7 +49,7 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 	if rb := rep.Readback; rb != nil {
 		fmt.Fprintln(tw, "read back from the kernel inside the jail")
 		fmt.Fprintf(tw, "  CapInh CapPrm CapEff CapBnd CapAmb\t%s %s %s %s %s\n", rb.CapInh, rb.CapPrm, rb.CapEff, rb.CapBnd, rb.CapAmb)
-		fmt.Fprintf(tw, "  NoNewPrivs, Seccomp\t%s, %s\n", rb.NoNewPrivs, rb.Seccomp)
+		fmt.Fprintf(tw, "  NoNewPrivs, Seccomp\t%d, %d\n", rb.NoNewPrivs, rb.Seccomp)
 		fmt.Fprintf(tw, "  pid, and PID 1\t%d, %s\n", rb.PID, rb.PID1)
 		fmt.Fprintf(tw, "  the init's binary\t%s\n", rb.Exe)
 		fmt.Fprintf(tw, "  network devices\t%s\n", strings.Join(rb.NetDevices, " "))
@@ -64,11 +67,11 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 	fmt.Fprintf(w, "\nverdict: %s (exit %d)\n  %s\n", rep.Verdict, rep.Status, rep.Reason)
 }
 
-func orAbsent(p *string) string {
+func orAbsent(p *int64) string {
 	if p == nil {
 		return "(absent)"
 	}
-	return *p
+	return strconv.FormatInt(*p, 10)
 }
 
 func paren(s string) string {

@@ -1,7 +1,10 @@
+//go:build linux && cgo
+
 package main
 
 import (
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -9,12 +12,12 @@ import (
 
 // facts are what doctor reports about the host, besides the probe.
 type facts struct {
-	Kernel                  string  `json:"kernel"`
-	MaxUserNamespaces       *string `json:"user.max_user_namespaces"`
-	UnprivilegedUsernsClone *string `json:"kernel.unprivileged_userns_clone"`
-	AppArmorRestrictUserns  *string `json:"kernel.apparmor_restrict_unprivileged_userns"`
-	OwnSeccomp              string  `json:"own_seccomp"`
-	Container               string  `json:"container"`
+	Kernel                  string `json:"kernel"`
+	MaxUserNamespaces       *int64 `json:"user.max_user_namespaces"`
+	UnprivilegedUsernsClone *int64 `json:"kernel.unprivileged_userns_clone"`
+	AppArmorRestrictUserns  *int64 `json:"kernel.apparmor_restrict_unprivileged_userns"`
+	OwnSeccomp              *int64 `json:"own_seccomp"`
+	Container               string `json:"container"`
 }
 
 func gatherFacts() facts {
@@ -23,13 +26,12 @@ func gatherFacts() facts {
 		MaxUserNamespaces:       sysctl("user/max_user_namespaces"),
 		UnprivilegedUsernsClone: sysctl("kernel/unprivileged_userns_clone"),
 		AppArmorRestrictUserns:  sysctl("kernel/apparmor_restrict_unprivileged_userns"),
-		OwnSeccomp:              "unknown",
 		Container:               container(),
 	}
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-				f.OwnSeccomp = strings.TrimSpace(v)
+				f.OwnSeccomp = number(v)
 			}
 		}
 	}
@@ -44,14 +46,22 @@ func kernelRelease() string {
 	return unix.ByteSliceToString(u.Release[:])
 }
 
-// sysctl reads /proc/sys/NAME, or nil where it does not exist.
-func sysctl(name string) *string {
+// sysctl reads /proc/sys/NAME, a number, or nil where it does not exist.
+func sysctl(name string) *int64 {
 	b, err := os.ReadFile("/proc/sys/" + name)
 	if err != nil {
 		return nil
 	}
-	v := strings.TrimSpace(string(b))
-	return &v
+	return number(string(b))
+}
+
+// number is s as a number, or nil.
+func number(s string) *int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // container names the container wsh seems to run in, or "none".

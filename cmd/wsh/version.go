@@ -1,15 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
-
-	seccomp "github.com/seccomp/libseccomp-golang"
-
-	"wsh/internal/launch"
 )
 
 // version is set at build time with -ldflags '-X main.version=...'.
@@ -44,19 +41,61 @@ func stamped() string {
 	return version + "+" + rev
 }
 
-func printVersion(w io.Writer) int {
-	fmt.Fprintf(w, "wsh %s\n", stamped())
-	fmt.Fprintf(w, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+// A versionReport is what wsh version --json prints; its field names are
+// stable, and Schema changes when one changes meaning or goes away.
+type versionReport struct {
+	Schema  int    `json:"schema"`
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+	// Modules are the versions of the modules wsh is built from that
+	// matter to its behaviour (mvdan.cc/sh/v3, libseccomp-golang).
+	Modules map[string]string `json:"modules"`
+	// Libseccomp is the C library's version, "" where the jail is not
+	// in this build.
+	Libseccomp string `json:"libseccomp"`
+	// JailInit says which jail init this wsh starts.
+	JailInit string `json:"jail_init"`
+}
+
+const versionSchema = 1
+
+func printVersion(args []string, stdout, stderr io.Writer) int {
+	asJSON := false
+	for _, a := range args {
+		if a != "--json" {
+			fmt.Fprintf(stderr, "wsh version: %s: unknown argument\nusage: wsh version [--json]\n", a)
+			return 2
+		}
+		asJSON = true
+	}
+	r := versionReport{Schema: versionSchema, Version: stamped(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Modules: map[string]string{}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			switch d.Path {
 			case "mvdan.cc/sh/v3", "github.com/seccomp/libseccomp-golang":
-				fmt.Fprintf(w, "%s: %s\n", d.Path, d.Version)
+				r.Modules[d.Path] = d.Version
 			}
 		}
 	}
-	major, minor, micro := seccomp.GetLibraryVersion()
-	fmt.Fprintf(w, "libseccomp: %d.%d.%d\n", major, minor, micro)
-	fmt.Fprintf(w, "jail init: %s\n", launch.InitDescription())
+	r.Libseccomp, r.JailInit = jailVersion()
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+		return 0
+	}
+	fmt.Fprintf(stdout, "wsh %s\n", r.Version)
+	fmt.Fprintf(stdout, "go: %s %s/%s\n", r.Go, r.OS, r.Arch)
+	for _, m := range []string{"mvdan.cc/sh/v3", "github.com/seccomp/libseccomp-golang"} {
+		if v, ok := r.Modules[m]; ok {
+			fmt.Fprintf(stdout, "%s: %s\n", m, v)
+		}
+	}
+	if r.Libseccomp != "" {
+		fmt.Fprintf(stdout, "libseccomp: %s\n", r.Libseccomp)
+	}
+	fmt.Fprintf(stdout, "jail init: %s\n", r.JailInit)
 	return 0
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"wsh/internal/proto"
 )
 
 // readback prints what the kernel says about this process.
 func readback() int {
-	var r proto.Readback
+	r := proto.Readback{NoNewPrivs: -1, Seccomp: -1, NetDevices: []string{}}
 	st, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 1
@@ -21,6 +22,11 @@ func readback() int {
 		v = strings.TrimSpace(v)
 		if p := statusFields(&r)[k]; p != nil {
 			*p = v
+		}
+		if p := statusNumbers(&r)[k]; p != nil {
+			if n, err := strconv.Atoi(v); err == nil {
+				*p = n
+			}
 		}
 	}
 	r.PID = os.Getpid()
@@ -48,8 +54,12 @@ func readback() int {
 func statusFields(r *proto.Readback) map[string]*string {
 	return map[string]*string{
 		"CapInh": &r.CapInh, "CapPrm": &r.CapPrm, "CapEff": &r.CapEff, "CapBnd": &r.CapBnd,
-		"CapAmb": &r.CapAmb, "NoNewPrivs": &r.NoNewPrivs, "Seccomp": &r.Seccomp,
+		"CapAmb": &r.CapAmb,
 	}
+}
+
+func statusNumbers(r *proto.Readback) map[string]*int {
+	return map[string]*int{"NoNewPrivs": &r.NoNewPrivs, "Seccomp": &r.Seccomp}
 }
 
 // rootReadOnly reads the mount options of / from mountinfo.

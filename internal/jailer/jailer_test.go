@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 package jailer_test
 
 import (
@@ -77,7 +79,6 @@ func TestJailerChecksItsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
 
 // A Jailer makes an interp.Runner of your own whose external commands run
 // in the jail and whose redirections obey the jail's rules.

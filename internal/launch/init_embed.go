@@ -1,4 +1,4 @@
-//go:build wshinit
+//go:build linux && cgo && wshinit
 
 package launch
 

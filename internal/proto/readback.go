@@ -12,8 +12,8 @@ type Readback struct {
 	CapEff     string   `json:"cap_eff"`
 	CapBnd     string   `json:"cap_bnd"`
 	CapAmb     string   `json:"cap_amb"`
-	NoNewPrivs string   `json:"no_new_privs"`
-	Seccomp    string   `json:"seccomp"`
+	NoNewPrivs int      `json:"no_new_privs"` // -1: not in /proc/self/status
+	Seccomp    int      `json:"seccomp"`      // the mode: 2 is a filter; -1: not there
 	PID        int      `json:"pid"`
 	Exe        string   `json:"exe"`  // what /proc/self/exe is: the init's own binary
 	PID1       string   `json:"pid1"` // argv[0] of PID 1 in this PID namespace
@@ -42,9 +42,9 @@ func (r *Readback) Confined(hostNetwork bool) (bool, string) {
 	switch {
 	case r.CapInh != zero || r.CapPrm != zero || r.CapEff != zero || r.CapBnd != zero || r.CapAmb != zero:
 		return false, "capabilities are not all empty"
-	case r.NoNewPrivs != "1":
+	case r.NoNewPrivs != 1:
 		return false, "no_new_privs is not set"
-	case r.Seccomp != "2":
+	case r.Seccomp != 2:
 		return false, "no seccomp filter"
 	case r.PID1 != InitArg0:
 		return false, "not in the jail's PID namespace (PID 1 is " + r.PID1 + ")"

@@ -1,3 +1,5 @@
+//go:build linux && cgo
+
 // Command hostile is a test helper that makes this host refuse wsh's jail
 // the way real hosts do, and then runs wsh (or any program) there.
 //
