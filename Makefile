@@ -35,11 +35,14 @@ vet: deps
 	CGO_ENABLED=0 $(GO) build ./...
 
 # The race detector runs the in-process packages once more: the shell's
-# view of the copy-on-write home is shared by background jobs.
+# view of the copy-on-write home is shared by background jobs. Then the
+# shell without a jail (a build without cgo), and examples/agent, a module
+# of its own that embeds wsh as an agent's tool runner does.
 test: deps vet
 	$(GO) test -count=1 -v ./...
 	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch
 	CGO_ENABLED=0 $(GO) test -count=1 ./shell
+	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...
 
 # make bench runs the benchmarks of internal/bench/ (per exec, per script, memory,
 # 10,000 execs) and prints medians and ratios; it installs bubblewrap as

@@ -58,7 +58,7 @@ func (e jailEngine) status() Status {
 
 // jailError is the JailError of a verdict that is not Ran.
 func jailError(v verdict.Verdict) *JailError {
-	return &JailError{Mode: v.Mode, Step: v.Step.String(), Errno: v.Errno, Denied: v.Kind == verdict.Denied, Err: v.Err, msg: v.Reason()}
+	return &JailError{Mode: v.Mode, Step: v.Step.String(), Errno: v.Errno, Denied: v.Kind == verdict.Denied || v.Kind == verdict.Refused, Err: v.Err, msg: v.Reason()}
 }
 
 // DefaultProtected returns the paths, relative to each writable path, that
