@@ -73,7 +73,8 @@ func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
 type Config struct {
 	// NoSandbox is the deterministic opt-out: no jail, no attempt, no warning.
 	NoSandbox bool `env:"WSH_NO_SANDBOX"`
-	// RequireSandbox fails closed: a refused jail is exit 126, never a retry.
+	// RequireSandbox fails closed: a refused jail is exit 126, and the
+	// command never runs unsandboxed.
 	RequireSandbox bool `env:"WSH_REQUIRE_SANDBOX"`
 	// Writable are paths bound read-write in the jail, besides the working
 	// directory, /tmp and $TMPDIR.

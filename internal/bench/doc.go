@@ -2,6 +2,6 @@
 // os/exec, mvdan.cc/sh's default exec handler, wsh opted out, the jail
 // (full and with the host's network), the degraded path, and bubblewrap
 // with the same confinement; and it checks that many jailed execs leave
-// nothing behind. `make bench` runs it (see bench/run.sh) and prints the
+// nothing behind. `make bench` runs it (see internal/bench/run.sh) and prints the
 // medians and ratios; docs/performance.md has the numbers.
 package bench

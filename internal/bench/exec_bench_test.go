@@ -247,7 +247,7 @@ func mustDegrade(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
 		b.Fatal(err)
 	}
 	if _, ok := j.Degraded(); !ok {
-		b.Skip("this host allows the jail; the degraded path runs under the hostile harness: hostile 1 -- bench.test (see bench/run.sh)")
+		b.Skip("this host allows the jail; the degraded path runs under the hostile harness: hostile 1 -- bench.test (see internal/bench/run.sh)")
 	}
 }
 

@@ -82,7 +82,7 @@ func homeEnv(tb testing.TB) []string {
 }
 
 // hostLabel names the host the benchmarks run on: BENCH_HOST when set
-// (bench/run.sh sets hostile-mode1 under the harness), otherwise whether a
+// (internal/bench/run.sh sets hostile-mode1 under the harness), otherwise whether a
 // seccomp filter is in force.
 func hostLabel() string {
 	if l := os.Getenv("BENCH_HOST"); l != "" {
@@ -112,7 +112,7 @@ func statusField(pid, field string) string {
 }
 
 // wshBuild is the wsh binary, built once: BENCH_WSH_BIN names a prebuilt
-// one (bench/run.sh builds it), otherwise it is built into a temporary
+// one (internal/bench/run.sh builds it), otherwise it is built into a temporary
 // directory.
 var wshBuild built
 

@@ -111,7 +111,7 @@ func argv0(pid int) string {
 }
 
 // TestUncheckedEmbeddedInitRefused: a wsh built with -tags wshinit but not
-// by scripts/build.sh (so with whatever wrap/initbin holds, perhaps from an
+// by scripts/build.sh (so with whatever internal/launch/initbin holds, perhaps from an
 // older tree) refuses to use its init: every command fails loudly and says
 // how to build it, rather than running jails with unchecked code.
 func TestUncheckedEmbeddedInitRefused(t *testing.T) {

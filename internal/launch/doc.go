@@ -1,4 +1,8 @@
-// Package wrap implements the parent side of wsh's jail: it builds the
-// command that re-executes wsh as the jail init, passes the sentinel pipe,
-// and reads the report. What an outcome means is package degrade's call.
+// Package launch is the parent side of wsh's jail: it starts the jail init
+// (a sealed in-memory copy of the embedded init, or of this binary) in new
+// namespaces, gives it its spec, protection, sentinel pipe and standard
+// streams at the descriptors package proto names, stops it on
+// cancellation, and returns what it saw as proto.Facts. What the facts
+// mean is package verdict's call, never this package's. It also starts
+// and talks to the keeper of the copy-on-write home.
 package launch

@@ -16,11 +16,11 @@ import (
 var embeddedInit []byte
 
 // initSum is the SHA-256 of the init that scripts/build.sh generated just
-// before it built this binary (-ldflags -X wsh/wrap.initSum=...).
+// before it built this binary (-ldflags -X wsh/internal/launch.initSum=...).
 var initSum string
 
 // checkEmbeddedInit refuses an embedded init that scripts/build.sh did not
-// generate for this build: nothing else ties wrap/initbin to the source, and
+// generate for this build: nothing else ties internal/launch/initbin to the source, and
 // an init built from an older tree would run every jail with older code.
 func checkEmbeddedInit() error {
 	if initSum == "" {

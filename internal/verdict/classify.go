@@ -59,8 +59,8 @@ type Verdict struct {
 	Note string
 }
 
-// Classify implements the table in docs/sandbox.md, "Classification": what
-// the facts of one launch mean.
+// Classify says what the facts of one launch mean: the table in
+// docs/sandbox.md, "When the host refuses the jail".
 func Classify(f proto.Facts) Verdict {
 	if f.StartErr != nil {
 		var errno syscall.Errno
