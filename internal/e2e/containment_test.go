@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
 	"wsh/internal/seccomp"
 )
 

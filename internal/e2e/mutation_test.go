@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"testing"
+
 	"wsh/internal/seccomp"
 )
 

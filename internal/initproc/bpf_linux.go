@@ -3,9 +3,10 @@ package initproc
 import (
 	"os"
 	"unsafe"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // loadProgram installs prog on every thread of this process (TSYNC), as

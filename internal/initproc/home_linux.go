@@ -4,9 +4,10 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // mountHome puts the copy-on-write home over the host's home: the

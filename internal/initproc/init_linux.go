@@ -9,9 +9,10 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // Init runs the jail init when this process was re-executed as one, and

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // keeperMain runs the keeper of a copy-on-write home: in a user and mount

@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // devNodes are the host devices bound into the jail's /dev.

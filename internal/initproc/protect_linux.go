@@ -4,9 +4,10 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // protect makes the protected paths beneath the writable paths read-only:

@@ -4,9 +4,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // forwarded are the signals the reaper passes on to the target.

@@ -4,9 +4,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // reopenStdio gives the target its standard streams through the jail's own

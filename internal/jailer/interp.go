@@ -6,15 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
-	"wsh/internal/proto"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/internal/proto"
 )
 
 // NewInterp makes an interp.Runner whose commands go through this Jailer:
@@ -221,4 +224,63 @@ func withoutEnv(environ []string, key string) []string {
 		}
 	}
 	return out
+}
+
+// policyOptions are the in-process policy's handlers for redirections,
+// source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
+// out; probe, while on, stands in for them (NewInterp).
+func (j *Jailer) policyOptions(probe *handlerProbe) []interp.RunnerOption {
+	if j.cfg.NoSandbox {
+		return nil
+	}
+	p := &j.policy
+	return []interp.RunnerOption{
+		interp.OpenHandler(func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+			if probe.taken(probeOpen) {
+				return nopFile{}, nil
+			}
+			return p.open(ctx, name, flag, perm)
+		}),
+		interp.StatHandler(func(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
+			if probe.taken(probeStat) {
+				return nil, fs.ErrNotExist
+			}
+			return p.stat(ctx, name, follow)
+		}),
+		interp.ReadDirHandler2(func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+			if probe.taken(probeReadDir) {
+				return nil, nil
+			}
+			return p.readDir(ctx, path)
+		}),
+		interp.AccessHandler(func(ctx context.Context, path string, mode interp.AccessMode) error {
+			if probe.taken(probeAccess) {
+				return fs.ErrNotExist
+			}
+			return p.access(ctx, path, mode)
+		}),
+	}
+}
+
+// nopFile is what the probe's open handler opens.
+type nopFile struct{}
+
+func (nopFile) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (nopFile) Write(b []byte) (int, error) { return len(b), nil }
+
+func (nopFile) Close() error { return nil }
+
+// middleware is wsh's exec middleware. It is terminal: it runs every
+// command itself and never calls next, because mvdan's default handler
+// stops the whole script on some exec failures.
+func (j *Jailer) middleware(probe *handlerProbe) func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(ctx context.Context, args []string) error {
+			if probe.taken(probeExec) {
+				return nil
+			}
+			return j.exec(ctx, args)
+		}
+	}
 }

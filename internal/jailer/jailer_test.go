@@ -10,12 +10,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"wsh/config"
-	"wsh/internal/jailer"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/config"
+	"wsh/internal/jailer"
 )
 
 // TestNewInterpKeepsTheCommandsTMPDIR: the interpreter's own temporary

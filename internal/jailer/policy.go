@@ -12,10 +12,11 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
+
+	"wsh/internal/proto"
 )
 
 // A policy is the in-process half of the jail. Builtins, redirections,

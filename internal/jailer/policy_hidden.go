@@ -12,9 +12,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // hiddenName reports whether path, as written or as resolved, names a

@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // openWrite opens path for writing only beneath a writable path. The

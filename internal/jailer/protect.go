@@ -12,9 +12,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // defaultProtected are the paths, relative to each writable path, that the

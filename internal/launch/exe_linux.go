@@ -8,9 +8,10 @@ import (
 	"io"
 	"os"
 	"sync"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // selfCopy is a sealed in-memory copy of the jail init, made once per

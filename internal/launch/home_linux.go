@@ -13,9 +13,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // ErrHomeInUse says a home cannot be reset, or its keeper started, while

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"testing"
 	"time"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // testPlan is a home and a state directory inside it, in a fresh

@@ -15,9 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // spawnSteps name the steps of spawn_linux.c's child.

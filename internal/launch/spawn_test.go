@@ -10,9 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // spawnSh runs script with /bin/sh through spawn, its descriptors 0 to 4

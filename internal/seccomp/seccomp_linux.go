@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"slices"
-	"wsh/internal/proto"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // A RuleGroup is one named part of the seccomp policy.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
 	"wsh/internal/proto"
 )
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+
 	"wsh/internal/proto"
 )
 

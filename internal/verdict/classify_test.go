@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
 	"wsh/internal/proto"
 )
 

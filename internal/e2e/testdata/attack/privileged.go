@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 	"unsafe"
-	"wsh/internal/seccomp"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/seccomp"
 )
 
 // setuidBinary is a setuid-root program of the host that waits for input

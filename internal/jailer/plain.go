@@ -1,0 +1,93 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"mvdan.cc/sh/v3/interp"
+
+	"wsh/internal/proto"
+)
+
+// notExecutable handles an exec of the target that failed: in the jail, or
+// unsandboxed.
+func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Errno, jailed bool) error {
+	switch {
+	case errno == syscall.ENOEXEC && jailed && c.of == nil:
+		return j.runScriptJailed(ctx, c)
+	case errno == syscall.ENOEXEC && !jailed:
+		return j.runScript(ctx, c)
+	case errno == syscall.ENOENT:
+		// A missing interpreter in a #! line, or a file gone since lookup.
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), "No such file or directory")
+		return interp.ExitStatus(127)
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), errnoText(errno))
+	return interp.ExitStatus(126)
+}
+
+func errnoText(errno syscall.Errno) string {
+	s := errno.Error()
+	if s == "" {
+		return s
+	}
+	return string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
+}
+
+// plain runs a command unsandboxed.
+func (j *Jailer) plain(ctx context.Context, c *command) error {
+	cmd := j.plainCmd(ctx, c)
+	err := cmd.Start()
+	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
+		// A concurrently forked process may briefly hold the file open
+		// for writing (go.dev/issue/22315).
+		time.Sleep(delay)
+		cmd = j.plainCmd(ctx, c)
+		err = cmd.Start()
+	}
+	if err != nil {
+		var errno syscall.Errno
+		if !errors.As(err, &errno) {
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+			return interp.ExitStatus(126)
+		}
+		return j.notExecutable(ctx, c, errno, false)
+	}
+	werr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], werr)
+		return interp.ExitStatus(126)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		return exitStatus(proto.WaitStatus(ws))
+	}
+	return exitStatus(cmd.ProcessState.ExitCode())
+}
+
+func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.path)
+	cmd.Args = c.args
+	cmd.Env = c.env
+	cmd.Dir = c.hc.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.hc.Stdin, c.hc.Stdout, c.hc.Stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = j.KillTimeout
+	return cmd
+}
+
+func exitStatus(status int) error {
+	if status == 0 {
+		return nil
+	}
+	return interp.ExitStatus(uint8(status))
+}

@@ -1,0 +1,120 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// runScript runs a file the kernel refused with ENOEXEC (a script without a
+// #! line) as a shell script, as POSIX asks, in a new interpreter whose
+// commands go through this same Jailer: degraded or opted out, where
+// commands run unsandboxed anyway. (Jailed: runScriptJailed.)
+func (j *Jailer) runScript(ctx context.Context, c *command) error {
+	b, err := j.readOnHost(c.path)
+	if err != nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+		return interp.ExitStatus(126)
+	}
+	if line, _, _ := bytes.Cut(b, []byte("\n")); bytes.IndexByte(line, 0) >= 0 {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: cannot execute binary file\n", c.args[0])
+		return interp.ExitStatus(126)
+	}
+	file, err := syntax.NewParser().Parse(bytes.NewReader(b), c.args[0])
+	if err != nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
+		return interp.ExitStatus(2)
+	}
+	r, err := j.NewInterp(c.env, append([]string{"--"}, c.args[1:]...),
+		interp.Dir(c.hc.Dir),
+		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
+	)
+	if err != nil {
+		return err
+	}
+	err = r.Run(ctx, file)
+	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil || ctx.Err() != nil {
+		return err
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
+	return interp.ExitStatus(1)
+}
+
+// maxScript bounds a script that wsh reads itself (16 MiB).
+const maxScript = 16 << 20
+
+// runScriptJailed runs a file that the jail refused with ENOEXEC (no #!)
+// as POSIX asks, with a shell given the file as its first operand: the
+// jail's /bin/sh, in a jail of its own. Not wsh's interpreter: the file may
+// have been written by a jailed command, and wsh's interpreter would run
+// its builtins and redirections in wsh's own process, with the host's view
+// (its /proc, /run), blocking on a FIFO for ever.
+func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
+	script := c.path
+	if strings.Contains(c.args[0], "/") {
+		script = c.args[0] // as typed: $0 is what bash would show
+	}
+	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c,
+		args: append([]string{"sh", "-c", enoexecSh, c.args[0], script}, c.args[1:]...)}
+	return j.jailed(ctx, sh)
+}
+
+// enoexecSh runs $1 with /bin/sh and the remaining arguments, unless it
+// cannot be read or its first line has a NUL byte (a binary for something
+// else): 126, as bash.
+const enoexecSh = `p=$1; shift
+if ! [ -r "$p" ]; then echo "wsh: $0: Permission denied" >&2; exit 126; fi
+n=$(head -n 1 -- "$p" | wc -c); c=$(head -n 1 -- "$p" | tr -d '\000' | wc -c)
+if [ "$n" != "$c" ]; then echo "wsh: $0: cannot execute binary file" >&2; exit 126; fi
+exec /bin/sh -- "$p" "$@"`
+
+// readOnHost reads a script on the host, degraded or opted out: only a
+// regular file, with read(2) on a descriptor opened without blocking (not
+// through Go's poller, which would wait on a pollable file that never has
+// data), at most maxScript of it, and, degraded, not a hidden one (the
+// policy's check on the open descriptor).
+func (j *Jailer) readOnHost(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	case st.Size > maxScript:
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+	case !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(fd)):
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EACCES}
+	}
+	var b []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		case len(b)+n > maxScript:
+			return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
+		}
+		b = append(b, buf[:n]...)
+	}
+}

@@ -1,0 +1,93 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// watchProtection notes a command's protection as it starts (start) and
+// checks it once it ended: which of the protected paths that were
+// missing, and that wsh does not make, are there now, and which symlinks
+// on the way to a protected path lead elsewhere. The jail could not keep
+// the command from either; a program on the host may run what they lead
+// to. Each is said once. The Runner's Close checks what commands still
+// running (a background job) may have done.
+func (j *Jailer) watchProtection(prot *protection, start bool) {
+	j.watchMu.Lock()
+	if j.watching == nil {
+		j.watching = map[*protection]bool{}
+	}
+	if start {
+		j.watching[prot] = true
+		j.watchMu.Unlock()
+		return
+	}
+	delete(j.watching, prot)
+	j.watchMu.Unlock()
+	j.checkProtection(prot)
+}
+
+func (j *Jailer) checkProtection(prot *protection) {
+	for _, p := range prot.missing {
+		_, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			// A directory on the way made unsearchable may hide a file
+			// made: said once for the directory, not for each path.
+			dir := filepath.Dir(p)
+			if _, said := j.madeSaid.LoadOrStore("dir:"+dir, true); !said {
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command made protected paths in %s (%v): check it before a program on the host reads it\n", dir, unwrapErrno(err))
+			}
+			continue
+		}
+		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
+			fmt.Fprintf(j.warn, "wsh: a command made %s, a protected path that was missing: check it before a program on the host reads it\n", p)
+		}
+	}
+	for link, target := range prot.links {
+		now, err := os.Readlink(link)
+		if err == nil && now == target {
+			continue
+		}
+		if _, said := j.madeSaid.LoadOrStore("link:"+link, true); !said {
+			if err != nil {
+				now = "nothing: " + unwrapErrno(err).Error()
+			}
+			fmt.Fprintf(j.warn, "wsh: a command changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", link, target, now)
+		}
+	}
+}
+
+// waitCommands waits, at most d, until no jailed command runs.
+func (j *Jailer) waitCommands(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		j.watchMu.Lock()
+		n := len(j.watching)
+		j.watchMu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// checkWatched checks the protection of every command still running.
+func (j *Jailer) checkWatched() {
+	j.watchMu.Lock()
+	var ps []*protection
+	for p := range j.watching {
+		ps = append(ps, p)
+	}
+	j.watchMu.Unlock()
+	for _, p := range ps {
+		j.checkProtection(p)
+	}
+}

@@ -1,0 +1,95 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"os"
+	"path/filepath"
+
+	"wsh/config"
+)
+
+func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
+	w, _, err := writableAndWhy(cfg, dir, environ)
+	return w, err
+}
+
+// writableAndWhy returns the writable paths, and, when the start directory
+// is not one of them, why. The start directory, $TMPDIR and /tmp are
+// writable by default; but never the root, a system directory, the home
+// itself (the jail's home is copy-on-write, or read-only), or /root for a
+// user other than root, unless WSH_WRITABLE names it: starting wsh in /etc
+// must not make /etc writable.
+func writableAndWhy(cfg config.Config, dir string, environ []string) (out []string, why string, err error) {
+	add := func(p string) {
+		if !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil || !filepath.IsAbs(d) {
+		if _, cerr := config.CheckWritable(dir); cerr != nil {
+			err = cerr
+		}
+		return nil, "", &config.Error{Var: "the working directory", Err: err}
+	}
+	home := ""
+	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
+		home, _ = filepath.EvalSymlinks(h)
+	}
+	notByDefault := func(p string) string { return notWritableByDefault(p, home) }
+	if why = notByDefault(d); why == "" {
+		add(d)
+	}
+	if t, err := config.CheckWritable("/tmp"); err == nil {
+		add(t)
+	}
+	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
+		// TMPDIR is a default, not a request: one that does not exist is
+		// left out, as it is unusable outside the jail too.
+		if r, err := config.CheckWritable(t); err == nil && notByDefault(r) == "" {
+			add(r)
+		}
+	}
+	for _, p := range cfg.Writable {
+		add(p)
+	}
+	for _, w := range out {
+		if under(d, w) {
+			why = "" // writable all the same (it lies in /tmp, say)
+		}
+	}
+	return out, why, nil
+}
+
+// notWritableByDefault says why p, a resolved directory, is not made
+// writable for being the start directory or $TMPDIR, or "". The root and
+// everything beneath a system directory is the system's (starting wsh in
+// /etc/cron.d must not let a command add a cron job), but for the
+// temporary and web directories of /var; the home itself is copy-on-write
+// in the jail; a directory that holds the home (/home) would make the
+// home and its rc files writable; /home and /root hold homes.
+func notWritableByDefault(p, home string) string {
+	switch {
+	case p == "/":
+		return "/ is a system directory"
+	case home != "" && under(home, p) && p != home:
+		return p + " holds the home directory " + home
+	case p == home:
+		return p + " is the home directory"
+	case p == "/home" || p == "/root" || under(p, "/root") && os.Getuid() != 0:
+		return p + " is where homes are"
+	case under(p, "/var/tmp") || under(p, "/var/www"):
+		return ""
+	}
+	for d := range systemDirs {
+		if d != "/" && under(p, d) && (!lenientDirs[d] || p == d) {
+			return p + " is a system directory"
+		}
+	}
+	return ""
+}
+
+// lenientDirs are system directories whose own subdirectories may be a
+// project's: /opt/app, /srv/site.
+var lenientDirs = map[string]bool{"/opt": true, "/srv": true}
