@@ -23,9 +23,14 @@ var warnedProcess atomic.Bool
 // warnGate says whether the one warning is to be said now: always to a
 // writer chosen with Warnings (once per Runner, which the engine keeps),
 // once per process otherwise.
+// A Runner whose stderr discards says nothing, and does not use up the
+// process's warning: a later Runner with a stderr says it.
 func (s *settings) warnGate() func() bool {
 	if s.warnings != nil {
 		return nil
+	}
+	if s.stderr == io.Discard {
+		return func() bool { return false }
 	}
 	return func() bool { return warnedProcess.CompareAndSwap(false, true) }
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ type settings struct {
 	name           string
 	killTimeout    time.Duration
 	warnings       io.Writer // chosen by Warnings, or nil
-	interpOpts     []interp.RunnerOption
+	callHandler    interp.CallHandlerFunc
 }
 
 // An Option configures a Runner.
@@ -122,20 +123,23 @@ func Warnings(w io.Writer) Option {
 	}
 }
 
-// Interp passes options of mvdan.cc/sh's interpreter (interp.CallHandler,
-// interp.Params, ...) to the Runner's. Options that would replace what
-// wsh's jail and policy are made of are refused by New with an error:
-// interp.Env (use Env), interp.ExecHandler(s), interp.OpenHandler,
-// interp.StatHandler, interp.ReadDirHandler(2) and interp.AccessHandler,
-// and an option that runs the interpreter's Reset. Middlewares of
-// interp.ExecHandlers are composed: they run before wsh's, which runs
-// every command that reaches it in the jail; one that does not call next
-// runs the command itself, outside the jail, and is refused when New
-// notices it. New checks this by running each of wsh's handlers once:
-// your CallHandler sees ":" and "[" calls then, and your exec middleware a
-// command named wsh-probe-exec, which it must pass on to next.
-func Interp(opts ...interp.RunnerOption) Option {
-	return func(s *settings) error { s.interpOpts = append(s.interpOpts, opts...); return nil }
+// CallHandler sets a handler that mvdan.cc/sh calls for every simple
+// command, builtins included, with its arguments after expansion: it may
+// return them changed, or an error that stops the script (see
+// interp.CallHandlerFunc). It runs before wsh's exec middleware, so an
+// external command it lets through, or names instead, still runs in the
+// jail. It is the one handler of mvdan.cc/sh's that wsh lets a caller
+// set: the others (open, stat, read-dir, access, exec) are what the jail
+// and its policy are made of, so there is no option for them, and no way
+// to reach the interpreter itself.
+func CallHandler(f interp.CallHandlerFunc) Option {
+	return func(s *settings) error {
+		if f == nil {
+			return errors.New("shell.CallHandler: the handler is nil")
+		}
+		s.callHandler = f
+		return nil
+	}
 }
 
 // New makes a Runner. A configuration error is a *config.Error; a jail
@@ -157,7 +161,10 @@ func New(opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := append([]interp.RunnerOption{interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir)}, s.interpOpts...)
+	all := []interp.RunnerOption{interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir)}
+	if s.callHandler != nil {
+		all = append(all, interp.CallHandler(s.callHandler))
+	}
 	ir, err := e.newInterp(s.environ, s.params, all...)
 	if err != nil {
 		e.close()

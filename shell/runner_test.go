@@ -5,18 +5,13 @@ package shell_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"wsh/config"
 	"wsh/shell"
-
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/interp"
 )
 
 // TestEnvIsNotTheConfiguration: the commands' environment an embedder
@@ -110,58 +105,38 @@ func TestEnvDoesNotShapeTheJail(t *testing.T) {
 	}
 }
 
-// TestInterpOptionsCannotReplaceTheJail: an interpreter option that would
-// replace one of wsh's handlers, or freeze the exec chain without wsh's
-// middleware (an option that runs Reset), is refused by New with an error
-// naming it; a middleware that calls next is composed: it sees the
-// command, which runs in the jail (Seccomp read back).
-func TestInterpOptionsCannotReplaceTheJail(t *testing.T) {
-	open := func(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-		return interp.DefaultOpenHandler()(ctx, name, flag, perm)
-	}
-	cases := []struct {
-		name string
-		opt  interp.RunnerOption
-		want string
-	}{
-		{"OpenHandler", interp.OpenHandler(open), "interp.OpenHandler"},
-		{"StatHandler", interp.StatHandler(interp.DefaultStatHandler()), "interp.StatHandler"},
-		{"ReadDirHandler2", interp.ReadDirHandler2(interp.DefaultReadDirHandler2()), "interp.ReadDirHandler2"},
-		{"AccessHandler", interp.AccessHandler(interp.DefaultAccessHandler()), "interp.AccessHandler"},
-		{"Reset", func(r *interp.Runner) error { r.Reset(); return nil }, "exec middleware"},
-		{"ExecHandlers without next", interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
-			return interp.DefaultExecHandler(time.Second)
-		}), "exec middleware"},
-		{"ExecHandler", interp.ExecHandler(interp.DefaultExecHandler(time.Second)), "interp.ExecHandler"},
-		{"Env", interp.Env(expand.ListEnviron("PATH=/usr/bin:/bin")), "interp.Env"},
-	}
-	for _, c := range cases {
-		r, err := shell.New(shell.StdIO(nil, nil, nil), shell.Dir(t.TempDir()), shell.Interp(c.opt))
-		if err == nil {
-			r.Close()
-			t.Errorf("%s: accepted", c.name)
-		} else if !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.want)
-		}
-	}
+// TestCallHandlerComposes: a CallHandler of the caller's sees every
+// command (builtins too) and may change its arguments or refuse it; what
+// it lets through, or names instead, still runs in the jail (Seccomp read
+// back). A nil handler is refused.
+func TestCallHandlerComposes(t *testing.T) {
 	var seen []string
-	var out strings.Builder
-	logged := interp.ExecHandlers(func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
-		return func(ctx context.Context, args []string) error {
-			seen = append(seen, args[0])
-			return next(ctx, args)
+	h := func(ctx context.Context, args []string) ([]string, error) {
+		seen = append(seen, args[0])
+		switch args[0] {
+		case "status":
+			return []string{"grep", "Seccomp:", "/proc/self/status"}, nil
+		case "forbidden":
+			return nil, errors.New("not allowed")
 		}
-	})
-	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}), shell.Interp(logged))
+		return args, nil
+	}
+	var out, errb strings.Builder
+	r, err := shell.New(shell.StdIO(nil, &out, &errb), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}), shell.CallHandler(h))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := r.Run(context.Background(), "grep Seccomp: /proc/self/status"); err != nil {
-		t.Fatal(err)
+	if err := r.Run(context.Background(), "echo hi; status"); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	// New's check of the handlers passed one command through it.
-	if out.String() != "Seccomp:\t2\n" || !slices.Equal(seen, []string{"wsh-probe-exec", "grep"}) {
-		t.Errorf("a composed middleware: output %q, saw %q; want the jail's Seccomp 2 and [wsh-probe-exec grep]", out.String(), seen)
+	if out.String() != "hi\nSeccomp:\t2\n" || !slices.Equal(seen, []string{"echo", "status"}) {
+		t.Errorf("output %q, saw %q; want hi, the jail's Seccomp 2, and [echo status]", out.String(), seen)
+	}
+	if err := r.Run(context.Background(), "forbidden; echo after"); err == nil || strings.Contains(out.String(), "after") {
+		t.Errorf("a refused command: %v, output %q", err, out.String())
+	}
+	if _, err := shell.New(shell.CallHandler(nil)); err == nil {
+		t.Error("a nil CallHandler was accepted")
 	}
 }

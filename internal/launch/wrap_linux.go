@@ -35,9 +35,6 @@ type Request struct {
 	// is killed (0: killed at once), and how long the standard streams'
 	// copies may go on after the jail has exited (0: exitGrace).
 	KillTimeout time.Duration
-	// Started, if set, is called once the jail is made and the target
-	// started, while it may still run.
-	Started func()
 	// HomeMount, when Spec.Home is set, is a detached mount of the jail's
 	// copy-on-write home, and HomeLock that mount's lock, which the init
 	// holds for as long as it lives (Home.Clone). Run closes neither.
@@ -76,12 +73,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	report := make(chan []byte, 1)
 	setupOver := make(chan struct{})
 	go func() {
-		b := readSentinel(rd, func() {
-			started.Store(true)
-			if req.Started != nil {
-				req.Started()
-			}
-		})
+		b := readSentinel(rd, func() { started.Store(true) })
 		close(setupOver)
 		report <- b
 	}()

@@ -184,4 +184,9 @@ func TestSettleRequireSandbox(t *testing.T) {
 	if v, ok := s.Failed(); !ok || v.Errno != syscall.ENOSPC {
 		t.Errorf("Failed() = %+v, %v", v, ok)
 	}
+	// A jail made later: the refusal is over.
+	s.Settle(Verdict{Kind: Ran})
+	if _, ok := s.Refused(); ok {
+		t.Error("still refusing after a jail was made")
+	}
 }

@@ -60,7 +60,8 @@ func (s *State) Settle(v Verdict) Verdict {
 		s.failed = &v
 		s.worked = true
 	default:
-		s.worked = true
+		// A jail made: whatever refused it before no longer does.
+		s.worked, s.refused = true, nil
 	}
 	return v
 }
