@@ -11,7 +11,7 @@
 # script benchmarks; BENCH_OUT (default bin/bench) gets the binaries and
 # raw.txt; BENCH_SCALE=0 leaves out the 10,000-exec run (about 2.5 min).
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 GO=${GO:-go}
 COUNT=${BENCH_COUNT:-6}
 OUT=${BENCH_OUT:-bin/bench}
