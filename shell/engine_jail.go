@@ -21,7 +21,7 @@ func newEngine(s *settings) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.KillTimeout, j.WarnGate = s.killTimeout, s.warnGate()
+	j.KillTimeout, j.WarnGate, j.CallHandler = s.killTimeout, s.warnGate(), s.callHandler
 	if v, failed := j.StartFailure(); failed {
 		j.Close()
 		return nil, jailError(v)

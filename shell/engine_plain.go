@@ -52,6 +52,9 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 		}
 	}
 	all := append([]interp.RunnerOption{interp.Env(expand.ListEnviron(environ...))}, opts...)
+	if e.s.callHandler != nil {
+		all = append(all, interp.CallHandler(e.s.callHandler))
+	}
 	r, err := interp.New(append(all, interp.ExecHandlers(mw))...)
 	if err != nil {
 		return nil, err

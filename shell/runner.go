@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
@@ -20,7 +21,15 @@ type Runner struct {
 	interp *interp.Runner
 	engine engine
 	name   string
+
+	mu       sync.Mutex
+	running  int  // Runs under way
+	closed   bool // Close was called
+	closeErr error
 }
+
+// ErrClosed is Run's error on a Runner that was closed.
+var ErrClosed = errors.New("shell: the Runner is closed")
 
 type settings struct {
 	stdin          io.Reader
@@ -131,13 +140,22 @@ func Warnings(w io.Writer) Option {
 // jail. It is the one handler of mvdan.cc/sh's that wsh lets a caller
 // set: the others (open, stat, read-dir, access, exec) are what the jail
 // and its policy are made of, so there is no option for them, and no way
-// to reach the interpreter itself.
+// to reach the interpreter itself. It may be called concurrently (from
+// the sides of a pipeline, from background jobs). Arguments it returns
+// empty, without an error, are an error.
 func CallHandler(f interp.CallHandlerFunc) Option {
 	return func(s *settings) error {
 		if f == nil {
 			return errors.New("shell.CallHandler: the handler is nil")
 		}
-		s.callHandler = f
+		s.callHandler = func(ctx context.Context, args []string) ([]string, error) {
+			out, err := f(ctx, args)
+			if err == nil && len(out) == 0 {
+				// mvdan.cc/sh reads out[0]: an empty list would panic.
+				err = fmt.Errorf("shell.CallHandler returned no arguments for %q", args[0])
+			}
+			return out, err
+		}
 		return nil
 	}
 }
@@ -161,11 +179,7 @@ func New(opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := []interp.RunnerOption{interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir)}
-	if s.callHandler != nil {
-		all = append(all, interp.CallHandler(s.callHandler))
-	}
-	ir, err := e.newInterp(s.environ, s.params, all...)
+	ir, err := e.newInterp(s.environ, s.params, interp.StdIO(s.stdin, s.stdout, s.stderr), interp.Dir(s.dir))
 	if err != nil {
 		e.close()
 		return nil, err
@@ -208,13 +222,45 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 		return err
 	}
 	file.Name = r.name // $0
+	r.mu.Lock()
+	if r.closed {
+		// The interpreter's own directory is gone: a Run now would have
+		// it make its FIFOs where another process may have put one of
+		// the same name.
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.running++
+	r.mu.Unlock()
+	defer r.endRun()
 	return r.interp.Run(ctx, file)
 }
 
+func (r *Runner) endRun() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running--; r.running == 0 && r.closed {
+		r.closeErr = r.engine.close()
+	}
+}
+
 // Close ends the Runner: it restores terminals, releases the jail's home
-// and removes wsh's temporary files. Commands still running are not
-// waited for.
-func (r *Runner) Close() error { return r.engine.close() }
+// and removes wsh's temporary files. A Run under way (on another
+// goroutine) ends first, as it would have; Close then takes effect when
+// the last one returns. Later Runs return ErrClosed. Commands a script
+// left running in the background are not waited for.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return r.closeErr
+	}
+	r.closed = true
+	if r.running == 0 {
+		r.closeErr = r.engine.close()
+	}
+	return r.closeErr
+}
 
 // Exited reports whether the last Run ended with the exit builtin.
 func (r *Runner) Exited() bool { return r.interp.Exited() }

@@ -5,10 +5,14 @@ package shell_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"wsh/config"
 	"wsh/shell"
@@ -138,5 +142,78 @@ func TestCallHandlerComposes(t *testing.T) {
 	}
 	if _, err := shell.New(shell.CallHandler(nil)); err == nil {
 		t.Error("a nil CallHandler was accepted")
+	}
+}
+
+// TestRunAfterClose: a Run after Close is ErrClosed, and runs nothing (the
+// interpreter's directory for FIFOs is gone, and another process could
+// make one by that name); a Close while a Run is under way takes effect
+// when it returns: the Run ends as it would have, and the directory is
+// removed after.
+func TestRunAfterClose(t *testing.T) {
+	var out strings.Builder
+	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background(), "echo <(true)"); err != nil {
+		t.Fatal(err)
+	}
+	fifoDir := filepath.Dir(strings.TrimSpace(out.String()))
+	out.Reset()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), "sleep 0.5; /bin/echo ran; cat <(echo fifo)") }()
+	time.Sleep(100 * time.Millisecond)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || out.String() != "ran\nfifo\n" {
+		t.Errorf("a Run under way at Close: %v, output %q", err, out.String())
+	}
+	if _, err := os.Stat(fifoDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the FIFO directory %s after the Run: %v, want it gone", fifoDir, err)
+	}
+	if err := r.Run(context.Background(), "/bin/echo after"); !errors.Is(err, shell.ErrClosed) || strings.Contains(out.String(), "after") {
+		t.Errorf("Run after Close: %v, output %q; want ErrClosed and nothing run", err, out.String())
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+}
+
+// TestCallHandlerEdges: a handler that returns no arguments is an error,
+// not a panic; and the handler sees the commands of a script without #!
+// that wsh's own interpreter runs (opted out, here).
+func TestCallHandlerEdges(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s"), []byte("echo inner\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	h := func(ctx context.Context, args []string) ([]string, error) {
+		mu.Lock()
+		seen = append(seen, args[0])
+		mu.Unlock()
+		if args[0] == "vanish" {
+			return nil, nil
+		}
+		return args, nil
+	}
+	var out strings.Builder
+	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(dir), shell.Env([]string{"PATH=/usr/bin:/bin"}),
+		shell.WithConfig(config.Config{NoSandbox: true}), shell.CallHandler(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Run(context.Background(), "vanish"); err == nil || !strings.Contains(err.Error(), "no arguments") {
+		t.Errorf("a handler with no arguments: %v", err)
+	}
+	if err := r.Run(context.Background(), "./s"); err != nil || out.String() != "inner\n" {
+		t.Fatalf("./s: %v, %q", err, out.String())
+	}
+	if !slices.Contains(seen, "echo") {
+		t.Errorf("the handler saw %q, not the script's echo", seen)
 	}
 }

@@ -37,11 +37,14 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 		env = fifo
 	}
 	// opts are wsh's own (package shell gives no way to pass the
-	// interpreter's options through): the streams, the directory, the
-	// caller's CallHandler. The policy's handlers come before them and
+	// interpreter's options through): the streams, the directory. The policy's handlers come before them and
 	// the exec middleware, terminal, after.
 	all := append([]interp.RunnerOption{interp.Env(env)}, j.policyOptions()...)
-	all = append(append(all, opts...), interp.ExecHandlers(j.middleware()))
+	all = append(all, opts...)
+	if j.CallHandler != nil {
+		all = append(all, interp.CallHandler(j.CallHandler))
+	}
+	all = append(all, interp.ExecHandlers(j.middleware()))
 	r, err := interp.New(all...)
 	if err != nil {
 		return nil, err

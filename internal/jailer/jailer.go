@@ -54,6 +54,10 @@ type Jailer struct {
 	terminals   terminals            // put back as they were when the Runner closes
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
+	// CallHandler, if set, is the caller's interp.CallHandler, in every
+	// interpreter NewInterp makes (a script without #! run unsandboxed
+	// included).
+	CallHandler interp.CallHandlerFunc
 	// WarnGate, if set, is asked before the one warning of a degraded
 	// Jailer is printed (the Jailer says it once in any case): false
 	// leaves it unsaid, as when it was said once for the whole process.
