@@ -53,6 +53,12 @@ func (e jailEngine) status() Status {
 	if v, ok := e.j.LastFailure(); ok {
 		st.LastFailure = jailError(v)
 	}
+	switch st.Mode {
+	case OptedOut, Refusing:
+		st.Rung = "none"
+	default:
+		st.Rung = e.j.Rung().String()
+	}
 	return st
 }
 

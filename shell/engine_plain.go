@@ -69,7 +69,7 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 
 func warning(e *JailError) string {
 	return "wsh: warning: " + e.Error() + "; running commands unsandboxed (no policy of wsh's applies, to commands, " +
-		"builtins or redirections). Set WSH_NO_SANDBOX=1 to opt out without this warning, or WSH_REQUIRE_SANDBOX=1 to fail instead."
+		"builtins or redirections). Set WSH_REQUIRE_SANDBOX=1 to fail instead."
 }
 
 func (e *plainEngine) close() error       { return nil }
@@ -77,9 +77,9 @@ func (e *plainEngine) writable() []string { return nil }
 
 func (e *plainEngine) status() Status {
 	if e.s.cfg.NoSandbox {
-		return Status{Mode: OptedOut}
+		return Status{Mode: OptedOut, Rung: "none"}
 	}
-	return Status{Mode: Degraded, Cause: unsupported()}
+	return Status{Mode: Degraded, Rung: "none", Cause: unsupported()}
 }
 
 // DefaultProtected returns the paths, relative to each writable path, that

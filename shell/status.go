@@ -29,7 +29,8 @@ const (
 	// Confined: every external command runs in the jail.
 	Confined Mode = iota + 1
 	// Degraded: the host refused the jail (Status.Cause says how), and
-	// external commands run unsandboxed; the one warning said so.
+	// external commands run on a lower rung of the ladder (Status.Rung),
+	// or unsandboxed; the one warning said so.
 	Degraded
 	// Refusing: the host refused the jail and WSH_REQUIRE_SANDBOX is set:
 	// external commands do not run (exit status 126).
@@ -56,6 +57,11 @@ func (m Mode) String() string {
 // A Status is what is in force for a Runner's external commands.
 type Status struct {
 	Mode Mode
+	// Rung is what confines external commands: "full" (the jail),
+	// "landlock" or "seccomp" (a lower rung of the ladder, where the host
+	// refused the full jail: no namespaces; docs/sandbox.md, "The
+	// ladder"), or "none".
+	Rung string
 	// Cause is, when Degraded or Refusing, the host's refusal.
 	Cause *JailError
 	// LastFailure is the last jail that could not be made for a command

@@ -48,6 +48,9 @@ type doctorReport struct {
 	// changes meaning or goes away.
 	Schema   int             `json:"schema"`
 	Verdict  string          `json:"verdict"`
+	// Rung is what would confine commands: full, landlock, seccomp or
+	// none (docs/sandbox.md, "The ladder").
+	Rung     string          `json:"rung"`
 	Status   int             `json:"status"`
 	Reason   string          `json:"reason"`
 	Denial   *denial         `json:"denial,omitempty"`
@@ -126,7 +129,7 @@ func diagnose() *doctorReport {
 		j, err = jailer.NewJailer(cfg, dir, os.Environ(), io.Discard)
 	}
 	if err != nil {
-		rep.Verdict, rep.Status, rep.Reason = verdictConfigError, doctorConfigError, err.Error()
+		rep.Verdict, rep.Status, rep.Reason, rep.Rung = verdictConfigError, doctorConfigError, err.Error(), proto.RungNone.String()
 		return rep
 	}
 	defer j.Close()
@@ -137,7 +140,14 @@ func diagnose() *doctorReport {
 	rep.Readback = rb
 	rep.Home = homeReport(j.Home(), cfg)
 	rep.Steps = stepResults(v)
+	rep.Rung = j.Rung().String()
+	if cfg.NoSandbox {
+		rep.Rung = proto.RungNone.String()
+	}
 	judge(rep, cfg, v, rb, perr, j.HostNetwork())
+	if rep.Verdict == verdictRequired || rep.Verdict == verdictWouldFail {
+		rep.Rung = proto.RungNone.String() // no command would run
+	}
 	return rep
 }
 
@@ -174,7 +184,11 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
 	case v.Kind == verdict.Denied:
 		rep.Verdict, rep.Status = verdictWouldDegrade, doctorWouldDegrade
-		rep.Reason = "the host refuses the jail; commands would run unsandboxed after one warning: " + why
+		if rep.Rung != proto.RungNone.String() {
+			rep.Reason = "the host refuses the jail; commands would run on the " + rep.Rung + " rung after one warning: " + why
+		} else {
+			rep.Reason = "the host refuses the jail; commands would run unsandboxed after one warning: " + why
+		}
 	default:
 		rep.Verdict, rep.Status = verdictWouldFail, doctorWouldFail
 		rep.Reason = "every external command would fail with 126: " + why

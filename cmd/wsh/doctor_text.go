@@ -64,7 +64,8 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  %s\t%s\n", g.Group, strings.Join(g.Refuses, ", "))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nverdict: %s (exit %d)\n  %s\n", rep.Verdict, rep.Status, rep.Reason)
+	fmt.Fprintf(w, "\nrung in force: %s\n", rep.Rung)
+	fmt.Fprintf(w, "verdict: %s (exit %d)\n  %s\n", rep.Verdict, rep.Status, rep.Reason)
 }
 
 func orAbsent(p *int64) string {

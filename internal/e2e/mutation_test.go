@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"slices"
 	"testing"
 
+	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 )
 
@@ -27,6 +29,9 @@ func TestMutationPolicyGroups(t *testing.T) {
 			full := attackUnshared(t, u, "-Urmn", nil, append(mutationArgs, "-filter")...)
 			checkFullFilter(t, u, control, full)
 			for _, g := range seccomp.Policy() {
+				if slices.Contains(proto.LowerRungGroups(), g.Name) {
+					continue // not in the full jail's filter: TestLadderLowerRungGroups
+				}
 				t.Run(g.Name, func(t *testing.T) {
 					without := attackUnshared(t, u, "-Urmn", nil, append(mutationArgs, "-filter", "-skip", g.Name)...)
 					checkWithout(t, g.Name, control, full, without)

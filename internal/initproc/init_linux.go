@@ -107,6 +107,9 @@ func initMain() int {
 	// thread that dropped them, so this goroutine stays on its thread.
 	runtime.LockOSThread()
 	spec, err := readSpec()
+	if err == nil && spec.Rung != proto.RungFull {
+		return lowerMain(spec)
+	}
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
 	}
@@ -126,6 +129,40 @@ func initMain() int {
 	}
 	<-notified
 	return reap(spec, sigs)
+}
+
+// lowerMain is the init of the rungs without namespaces (landlock,
+// seccomp): in the host's namespaces, it confines itself and execs the
+// target in its place, so there is no PID 1 to reap and nothing between
+// the target and wsh's signals. A report and ReservedStatus when a step,
+// or the exec, fails.
+func lowerMain(spec *proto.Spec) int {
+	st := &setupState{spec: spec, shm: -1}
+	for _, s := range lowerSteps {
+		if err := s.run(st); err != nil {
+			writeReport(s.id, err)
+			return proto.ReservedStatus
+		}
+	}
+	// The sentinel is close-on-exec: the parent reads EOF once the exec
+	// is done, which is the target started.
+	err := unix.Exec(spec.Path, spec.Args, spec.Env)
+	writeReport(proto.StepExec, err)
+	return proto.ReservedStatus
+}
+
+// lowerSteps are the setup of the rungs without namespaces, in order: what
+// of the full jail's setup applies without namespaces, and Landlock.
+var lowerSteps = []setupStep{
+	{proto.StepParent, checkParent},
+	{proto.StepChdir, chdir},
+	{proto.StepDescriptors, cloexecFrom3},
+	// no_new_privs before Landlock: without it, landlock_restrict_self
+	// needs CAP_SYS_ADMIN, which root in a container lacks.
+	{proto.StepNoNewPrivs, setNoNewPrivs},
+	{proto.StepLandlock, landlockRuleset},
+	{proto.StepCapabilities, dropCapabilitiesLower},
+	{proto.StepSeccomp, loadSeccomp},
 }
 
 // A setupStep is one named stage of the jail setup.

@@ -1,8 +1,11 @@
 package initproc
 
 import (
+	"errors"
 	"os"
+	"strings"
 	"unsafe"
+	"wsh/internal/proto"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,6 +52,182 @@ func landlockScopes(*setupState) error {
 	// needs no_new_privs, set in the step before.
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return os.NewSyscallError("landlock_restrict_self", errno)
+	}
+	return nil
+}
+
+// Landlock's file system rights, by the ABI that brought them.
+const (
+	llRead     = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	llFileRead = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE
+	llABI1     = 0x1fff // EXECUTE to MAKE_SYM
+	// What a file that is not a directory can be granted (the others are
+	// about directory entries).
+	llFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+)
+
+// landlockFSRights are the file system rights that Landlock ABI abi
+// knows.
+func landlockFSRights(abi int) uint64 {
+	r := uint64(llABI1)
+	if abi >= 2 {
+		r |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi >= 5 {
+		r |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	return r
+}
+
+// landlockDevices are the devices a command writes to as it would on any
+// host, with the rights it needs for them beyond reading.
+var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// A landlockRules is a ruleset under construction.
+type landlockRules struct {
+	fd      int
+	handled uint64
+	hidden  []string // resolved paths whose contents no rule may reach
+}
+
+// landlockRuleset is the landlock rung's step: one Landlock domain in
+// which the target reads and executes everywhere but beneath the hidden
+// paths, writes only beneath the writable paths (and to the usual
+// devices), makes no TCP connection and binds no TCP port (with
+// WSH_NETWORK=none, ABI 4), and signals no process and reaches no
+// abstract unix socket outside the domain (ABI 6). Landlock grants by
+// hierarchy and cannot take a subtree back: a hidden path is left out by
+// granting its ancestors' other entries one by one instead of the
+// ancestor, so its name can be listed but not its contents read
+// (docs/sandbox.md, "The ladder"). On the seccomp rung the step does
+// nothing.
+func landlockRuleset(st *setupState) error {
+	if st.spec.Rung != proto.RungLandlock {
+		return nil
+	}
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, landlockCreateVersion)
+	if errno != 0 {
+		// ENOSYS: no Landlock (gVisor, an old kernel); EOPNOTSUPP: off
+		// at boot. The parent steps down to the seccomp rung.
+		return os.NewSyscallError("landlock_create_ruleset(version)", errno)
+	}
+	abi := int(v)
+	attr := landlockRulesetAttr{handledAccessFS: landlockFSRights(abi)}
+	if abi >= 4 && !st.spec.HostNetwork {
+		attr.handledAccessNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	}
+	if abi >= 6 {
+		attr.scoped = landlockScopeAbstractUnix | landlockScopeSignal
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return os.NewSyscallError("landlock_create_ruleset", errno)
+	}
+	rs := &landlockRules{fd: int(fd), handled: attr.handledAccessFS}
+	defer unix.Close(rs.fd)
+	for _, h := range st.spec.Hidden {
+		if h.Dev != 0 || h.Ino != 0 {
+			rs.hidden = append(rs.hidden, h.Path)
+		}
+	}
+	if err := rs.grant("/", llRead); err != nil {
+		return err
+	}
+	for _, w := range st.spec.Writable {
+		if err := rs.grant(w.Path, rs.handled); err != nil {
+			return err
+		}
+	}
+	if st.spec.ShmDir.Path != "" {
+		// The interpreter's FIFOs: a process substitution's command
+		// opens its FIFO for writing.
+		if err := rs.grant(st.spec.ShmDir.Path, unix.LANDLOCK_ACCESS_FS_WRITE_FILE); err != nil {
+			return err
+		}
+	}
+	for _, d := range landlockDevices {
+		err := rs.grant(d, unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0, 0); errno != 0 {
+		return os.NewSyscallError("landlock_restrict_self", errno)
+	}
+	return nil
+}
+
+// grant allows rights beneath path, but beneath no hidden path: where a
+// hidden path lies beneath path, path's own entries are granted one by
+// one instead (the hidden one left out), and so on down.
+func (rs *landlockRules) grant(path string, rights uint64) error {
+	for _, h := range rs.hidden {
+		if h == path || strings.HasPrefix(path, h+"/") || h == "/" {
+			return nil // beneath a hidden path: nothing
+		}
+	}
+	holds := false
+	for _, h := range rs.hidden {
+		if path == "/" || strings.HasPrefix(h, path+"/") {
+			holds = true
+			break
+		}
+	}
+	if !holds {
+		return rs.rule(path, rights)
+	}
+	// The directory itself may be listed (READ_DIR is granted beneath
+	// it, hidden path included: names, not contents).
+	if err := rs.rule(path, rights&unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		child := strings.TrimSuffix(path, "/") + "/" + e.Name()
+		if err := rs.grant(child, rights); err != nil && !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+	}
+	return nil
+}
+
+// rule adds one path-beneath rule: rights on path, and beneath it when it
+// is a directory (a file can only get the file rights). A symlink is not
+// followed: its target is granted where it lies, by its own rule.
+func (rs *landlockRules) rule(path string, rights uint64) error {
+	rights &= rs.handled
+	if rights == 0 {
+		return nil
+	}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return &os.PathError{Op: "landlock: open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "landlock: stat", Path: path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		return nil
+	default:
+		rights &= llFileRights
+	}
+	if rights == 0 {
+		return nil
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
+	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rs.fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); errno != 0 {
+		return &os.PathError{Op: "landlock_add_rule", Path: path, Err: errno}
 	}
 	return nil
 }

@@ -59,6 +59,29 @@ func dropCapabilities(*setupState) error {
 	return nil
 }
 
+// dropCapabilitiesLower is dropCapabilities in the host's user namespace:
+// a process without CAP_SETPCAP (any user but root, there) cannot drop its
+// bounding set, which then stays as it is (no_new_privs keeps a setuid
+// binary from raising anything in it); every other set is emptied.
+func dropCapabilitiesLower(st *setupState) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return os.NewSyscallError("capget", err)
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		return dropCapabilities(st)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", err)
+	}
+	data = [2]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return os.NewSyscallError("capset", err)
+	}
+	return nil
+}
+
 func setNoNewPrivs(*setupState) error {
 	return os.NewSyscallError("prctl(PR_SET_NO_NEW_PRIVS)", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 }

@@ -36,7 +36,11 @@ type Jailer struct {
 	writable []string
 	policy   policy
 	fifoDir  string       // the interpreter's own temporary directory
-	filter   []byte       // the seccomp program, compiled once
+	filters  map[proto.Rung][]byte // each rung's seccomp program, compiled once
+	// rung is the rung of the ladder commands get: RungFull, or the one
+	// decide stepped down to when the host refused the full jail. It is
+	// set before any command runs.
+	rung proto.Rung
 	shmDir   proto.PathID // fifoDir, bound read-only in the jail
 	warn     io.Writer
 	state    verdict.State
@@ -151,7 +155,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			return nil, err
 		}
 		j.fifoDir, j.shmDir = id.Path, id
-		if err := j.compileFilter(); err != nil {
+		if err := j.compileFilter(proto.RungFull); err != nil {
 			j.Close()
 			return nil, err
 		}
@@ -161,15 +165,21 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	return j, nil
 }
 
-// compileFilter compiles the seccomp program that every jail init of this
-// Jailer loads; the init has no compiler of its own.
-func (j *Jailer) compileFilter() error {
-	spec := proto.Spec{AllowUnix: j.allowUnix()}
+// compileFilter compiles, once, the seccomp program that every jail init
+// of this Jailer's rung loads; the init has no compiler of its own.
+func (j *Jailer) compileFilter(rung proto.Rung) error {
+	if j.filters[rung] != nil {
+		return nil
+	}
+	spec := proto.Spec{AllowUnix: j.allowUnix(), Rung: rung, HostNetwork: j.HostNetwork()}
 	f, err := seccomp.CompileFilter(spec.SkipGroups()...)
 	if err != nil {
 		return err
 	}
-	j.filter = f
+	if j.filters == nil {
+		j.filters = map[proto.Rung][]byte{}
+	}
+	j.filters[rung] = f
 	return nil
 }
 
@@ -202,6 +212,9 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	}
 	if _, degraded := j.state.Degraded(); degraded { // never with RequireSandbox
 		j.warnOnce()
+		if j.rung != proto.RungNone {
+			return j.jailed(ctx, c) // a lower rung of the ladder
+		}
 		return j.plain(ctx, c)
 	}
 	return j.jailed(ctx, c)
@@ -236,10 +249,10 @@ type pendingProtection struct {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
+func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
 	return &launch.Request{
-		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filter, HostNetwork: j.cfg.Network == config.NetworkHost, Dir: dir, Path: path, Args: args, Env: env},
+		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env},
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
@@ -269,14 +282,17 @@ func (j *Jailer) request(dir, path string, args, env []string, stdin io.Reader, 
 // said inside. It is what wsh doctor runs; it does not touch the degrade
 // state.
 func (j *Jailer) Probe(ctx context.Context, dir string) (verdict.Verdict, *proto.Readback, error) {
-	if j.filter == nil { // opted out: no jail has been needed so far
-		if err := j.compileFilter(); err != nil {
-			return verdict.Verdict{}, nil, err
-		}
+	return j.probe(ctx, dir, proto.RungFull)
+}
+
+// probe is Probe on the given rung.
+func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung) (verdict.Verdict, *proto.Readback, error) {
+	if err := j.compileFilter(rung); err != nil {
+		return verdict.Verdict{}, nil, err
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req, pp := j.request(dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
 	defer j.attachHome(req)()
 	o := launch.Run(ctx, req)
 	if pp.prot != nil {
@@ -310,12 +326,12 @@ func (j *Jailer) allowUnix() bool { return j.cfg.UnixSockets == config.UnixAllow
 func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, _, _ := j.Probe(ctx, dir)
+	v, _, _ := j.probe(ctx, dir, proto.RungFull)
 	if v.Kind == verdict.Failed && v.Step == proto.StepHome {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
 		j.stopHome(v.Reason())
-		v, _, _ = j.Probe(ctx, dir)
+		v, _, _ = j.probe(ctx, dir, proto.RungFull)
 	}
 	// Made, or failed for another reason: the host did not refuse it,
 	// so no later refusal may degrade. A denial degrades now, or, with
@@ -326,15 +342,46 @@ func (j *Jailer) decide(dir string) {
 	case verdict.Failed:
 		j.startFailure = &v
 	}
+	if v.Kind != verdict.Denied {
+		return
+	}
+	// Refused: down the ladder, a rung at a time, each made once as a
+	// command would get it. The first denial stays the Runner's cause;
+	// a lower rung made settles that the host allows it, so that a later
+	// refusal there fails loudly as above.
+	next, down := verdict.StepDown(j.rung, v)
+	for down && next != proto.RungNone {
+		j.rung = next
+		if err := j.compileFilter(j.rung); err != nil {
+			f := verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+			j.startFailure = &f
+			return
+		}
+		lv, _, _ := j.probe(ctx, dir, j.rung)
+		if next, down = verdict.StepDown(j.rung, lv); down {
+			continue
+		}
+		if lv = j.state.Settle(lv); lv.Kind == verdict.Failed {
+			// Neither the rung nor a reason to step down: loud.
+			j.startFailure = &lv
+		}
+		return
+	}
+	j.rung = proto.RungNone
 }
+
+// Rung is the rung of the ladder that the Jailer's commands get.
+func (j *Jailer) Rung() proto.Rung { return j.rung }
 
 // HostNetwork reports whether jailed commands share the host's network.
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req, pp := j.request(j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, pp := j.request(j.rung, j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	done := j.attachHome(req)
-	j.noticeHome()
+	if j.rung == proto.RungFull {
+		j.noticeHome() // a lower rung's warning says the home is read-only
+	}
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
@@ -405,7 +452,7 @@ func (j *Jailer) jailDir(dir string) string {
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
 func (j *Jailer) warnOnce() {
 	if v, _ := j.state.Degraded(); j.state.Warn() && (j.WarnGate == nil || j.WarnGate()) {
-		fmt.Fprintln(j.warn, verdict.Warning(v))
+		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung))
 	}
 }
 

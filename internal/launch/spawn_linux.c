@@ -112,6 +112,8 @@ static int child(void *arg) {
 	// set before its target runs.
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
+	if (s->nocaps)
+		goto files;
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return fail(s, WSH_STEP_CAPS);
 	if (s->allcaps) {
@@ -135,6 +137,7 @@ static int child(void *arg) {
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
 			return fail(s, WSH_STEP_CAPS);
 	}
+files:;
 
 	// Descriptors 0..nfiles-1 from files[]: first every source, and the
 	// binary to execute, moved above them, so that no dup3 below lands on one still

@@ -80,11 +80,23 @@ type spawnAttr struct {
 	// allCaps raises every capability of the new user namespace into the
 	// ambient set, not only initCaps.
 	allCaps bool
+	// noCaps raises none: the child is in the host's user namespace (the
+	// rungs without namespaces), where it keeps what it has.
+	noCaps bool
 }
 
 // jailAttr is the attr of a jail init with files.
 func jailAttr(hostNetwork bool, files ...*os.File) spawnAttr {
 	return spawnAttr{files: files, flags: namespaceFlags(hostNetwork)}
+}
+
+// rungAttr is the attr of a jail init of rung r: jailAttr on the full
+// rung; below it, no namespace and no capability raised.
+func rungAttr(r proto.Rung, hostNetwork bool, files ...*os.File) spawnAttr {
+	if r != proto.RungFull {
+		return spawnAttr{files: files, noCaps: true}
+	}
+	return jailAttr(hostNetwork, files...)
 }
 
 // spawn starts exe with argv and env in fresh namespaces, with attr.files
@@ -126,6 +138,9 @@ func spawn(exe initExe, argv, env []string, attr spawnAttr) (int, error) {
 	}
 	if attr.allCaps {
 		s.allcaps = 1
+	}
+	if attr.noCaps {
+		s.nocaps = 1
 	}
 	s.uid_map = mem.str(fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid()))
 	s.gid_map = mem.str(fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid()))

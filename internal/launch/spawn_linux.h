@@ -37,6 +37,7 @@ struct wsh_spawn {
 	const char *gid_map;
 	int caps[WSH_SPAWN_NCAPS]; // raised into the ambient set
 	int allcaps;               // raise every permitted capability instead
+	int nocaps;                // raise none (no new user namespace)
 	// Out: set by the child when a step before the exec fails.
 	volatile int err;
 	volatile int step;

@@ -58,7 +58,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	var started atomic.Bool
 	p, rd, cio, prot, err := start(req)
 	if err != nil {
-		return startFailed(err, req.Spec.HostNetwork)
+		return startFailed(err, req.Spec.Rung, req.Spec.HostNetwork)
 	}
 	defer rd.Close()
 	// Sent from its own goroutine: a write larger than the pipe waits
@@ -92,7 +92,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	}
 	cio.wait(grace)
 	rd.SetReadDeadline(time.Now().Add(grace))
-	out := proto.Facts{Status: exitStatus(state)}
+	out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
 	if r, ok := proto.DecodeReport(<-report); ok {
 		out.Report = &r
 	}
@@ -149,7 +149,7 @@ func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
 		cio.closeParentEnds()
 		return nil, nil, nil, nil, err
 	}
-	pid, err := spawn(exe, []string{proto.InitArg0}, []string{}, jailAttr(req.Spec.HostNetwork, files...))
+	pid, err := spawn(exe, []string{proto.InitArg0}, []string{}, rungAttr(req.Spec.Rung, req.Spec.HostNetwork, files...))
 	// The read end sees EOF only once every write end is closed: ours must
 	// go now, or a silent child would hang the read of the sentinel.
 	wr.Close()
@@ -233,13 +233,13 @@ func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setu
 // startFailed is the facts of a start that failed. An EPERM or EACCES is
 // checked: whether a plain clone with the same namespaces and id maps is
 // allowed (if it is, the refusal was not the namespaces').
-func startFailed(err error, hostNetwork bool) proto.Facts {
-	out := proto.Facts{StartErr: err}
+func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
+	out := proto.Facts{Rung: rung, StartErr: err}
 	var se *SpawnError
 	if errors.As(err, &se) {
 		out.StartStep = se.Step
 	}
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+	if rung == proto.RungFull && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) {
 		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
 	}
 	return out

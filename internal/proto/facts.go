@@ -9,6 +9,8 @@ import (
 // What they mean (ran, refused by the host, failed, not executable) is
 // package verdict's call, and only its.
 type Facts struct {
+	// Rung is the rung the launch was of.
+	Rung Rung
 	// StartErr is the error of starting the jail init (the clone, the id
 	// maps, the exec of the init itself); when it is set, only StartStep
 	// and NamespacesAllowed are.

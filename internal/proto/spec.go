@@ -48,6 +48,10 @@ type Spec struct {
 	AllowUnix bool
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool
+	// Rung is the rung of the ladder the init sets up: RungFull (the
+	// namespaces), or RungLandlock or RungSeccomp, where the init is in
+	// the host's namespaces and execs the target itself.
+	Rung Rung
 	// Dir is the working directory of the target.
 	Dir string
 	// Path is the resolved executable; Args is its argv, Args[0] included.
@@ -82,7 +86,7 @@ const (
 const ProtectFD = 5
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x05"
+const specMagic = "wsh-spec\x06"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -103,7 +107,7 @@ func (s *Spec) Encode() ([]byte, error) {
 	if s.ProtectLater {
 		flags |= 4
 	}
-	e.b = append(e.b, flags)
+	e.b = append(e.b, flags, byte(s.Rung))
 	e.ids(s.Writable)
 	e.ids(s.Hidden)
 	e.id(s.ShmDir)
@@ -148,6 +152,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	var s Spec
 	flags := d.byte()
 	s.AllowUnix, s.HostNetwork, s.ProtectLater = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	s.Rung = Rung(d.byte())
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
 	s.ShmDir = d.id()
@@ -160,7 +165,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^7 != 0 {
+	if d.bad || len(d.b) != 0 || flags&^7 != 0 || s.Rung >= RungNone {
 		return nil, errSpec
 	}
 	return &s, nil
@@ -320,10 +325,19 @@ func (d *decoder) ids() []PathID {
 // UnixGroup is the rule group that WSH_UNIX_SOCKETS=allow leaves out.
 const UnixGroup = "unix"
 
-// SkipGroups are the groups a spec leaves out of the policy.
+// SkipGroups are the groups a spec leaves out of the policy: the unix
+// group with AllowUnix; on the full rung, the groups of the rungs without
+// namespaces (whose namespaces do their work); with the host's network,
+// the net group.
 func (s *Spec) SkipGroups() []string {
+	var skip []string
 	if s.AllowUnix {
-		return []string{UnixGroup}
+		skip = append(skip, UnixGroup)
 	}
-	return nil
+	if s.Rung == RungFull {
+		skip = append(skip, LowerRungGroups()...)
+	} else if s.HostNetwork {
+		skip = append(skip, NetGroup)
+	}
+	return skip
 }

@@ -23,6 +23,7 @@ type RuleGroup struct {
 
 var (
 	eperm  = libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	eacces = libseccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
 	enosys = libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 )
 
@@ -68,6 +69,20 @@ var policy = []RuleGroup{
 		}
 		return nil
 	}},
+	{proto.NetGroup, []string{"socket and socketpair of every family but AF_UNIX (EACCES)"}, func(f *libseccomp.ScmpFilter) error {
+		// Only on the rungs without a network namespace, with
+		// WSH_NETWORK=none: a command shares the host's network there,
+		// so no socket of a family that reaches it. AF_UNIX is the unix
+		// group's. An int compared whole: garbage in the upper half is
+		// refused too.
+		for _, call := range []string{"socket", "socketpair"} {
+			if err := denyConds(f, call, eacces, condition{0, libseccomp.CompareNotEqual, []uint64{unix.AF_UNIX}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *libseccomp.ScmpFilter) error {
 		for _, fl := range unshareNewFlags {

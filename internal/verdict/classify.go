@@ -68,6 +68,10 @@ func Classify(f proto.Facts) Verdict {
 		errors.As(f.StartErr, &errno)
 		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr}
 		switch {
+		case isDenial(errno) && f.Rung != proto.RungFull:
+			// No namespaces were asked for: the host did not refuse a
+			// jail, it refused the exec of wsh's init.
+			v.Note = "no namespaces were asked for; the exec of wsh's own binary was refused"
 		case isDenial(errno) && f.NamespacesAllowed:
 			// The refusal was the exec of wsh's own binary (its mode
 			// changed, say), which is no reason to run commands

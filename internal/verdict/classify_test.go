@@ -84,14 +84,21 @@ func TestMessage(t *testing.T) {
 }
 
 func TestWarning(t *testing.T) {
-	w := Warning(Classify(proto.Facts{Report: &proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EACCES}}))
-	for _, s := range []string{"mode 2", "mount-private", "permission denied", "WSH_NO_SANDBOX=1", "WSH_REQUIRE_SANDBOX=1"} {
-		if !strings.Contains(w, s) {
-			t.Errorf("warning %q lacks %q", w, s)
+	v := Classify(proto.Facts{Report: &proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EACCES}})
+	for r, want := range map[proto.Rung][]string{
+		proto.RungLandlock: {"landlock rung", "Landlock", "host's processes"},
+		proto.RungSeccomp:  {"seccomp rung", "neither Landlock", "read the hidden paths"},
+		proto.RungNone:     {"unsandboxed"},
+	} {
+		w := Warning(v, r)
+		for _, s := range append(want, "mode 2", "mount-private", "permission denied", "AppArmor", "wsh doctor", "WSH_REQUIRE_SANDBOX=1") {
+			if !strings.Contains(w, s) {
+				t.Errorf("%s: warning %q lacks %q", r, w, s)
+			}
 		}
-	}
-	if strings.Contains(w, "\n") {
-		t.Errorf("warning %q is more than one line", w)
+		if strings.Contains(w, "\n") || strings.Contains(w, "WSH_NO_SANDBOX") {
+			t.Errorf("%s: warning %q is more than one line, or offers the opt-out", r, w)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"sync"
+	"wsh/internal/proto"
 )
 
 // State is what one Runner learned of the host's jail. It is sticky: once
@@ -84,9 +85,37 @@ func (s *State) get(p **Verdict) (Verdict, bool) {
 	return **p, true
 }
 
-// Warning is the one line printed on the first denial.
-func Warning(v Verdict) string {
-	return fmt.Sprintf("wsh: warning: %s; running commands unsandboxed from now on "+
-		"(builtins and redirections still obey the write and hide policy). "+
-		"Set WSH_NO_SANDBOX=1 to opt out without this warning, or WSH_REQUIRE_SANDBOX=1 to fail instead.", v.Message())
+// Warning is the one warning of a Runner whose host refused the full jail
+// (v, the first denial), which runs its commands on rung r from now on:
+// what is in force, what is not, the likely cause, and wsh doctor. It
+// never offers the opt-out as a way to silence it: the warning is the
+// truth about this host.
+func Warning(v Verdict, r proto.Rung) string {
+	var in string
+	switch r {
+	case proto.RungLandlock:
+		in = "commands run on the landlock rung from now on: no capabilities, no_new_privs, wsh's seccomp filter, " +
+			"and Landlock (writes only in the writable paths; no TCP, with WSH_NETWORK=none), but in the host's " +
+			"namespaces: they see the host's processes and network, hidden paths can be listed though not read, " +
+			"and the home is read-only; builtins and redirections obey the write and hide policy"
+	case proto.RungSeccomp:
+		in = "commands run on the seccomp rung from now on: no capabilities, no_new_privs and wsh's seccomp filter, " +
+			"but neither Landlock (this kernel or its host refuses it) nor namespaces: they can write wherever " +
+			"this user can, read the hidden paths, and see the host's processes; builtins and redirections obey the write and hide policy"
+	default:
+		in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
+	}
+	return fmt.Sprintf("wsh: warning: %s; %s. %s. Run 'wsh doctor' for what this host allows; "+
+		"set WSH_REQUIRE_SANDBOX=1 to fail instead.", v.Message(), in, cause(v))
+}
+
+// cause is the likely reason for a denial, from where it came.
+func cause(v Verdict) string {
+	switch {
+	case v.Mode == 1:
+		return "Likely cause: a seccomp profile or policy refuses user namespaces (a container's default profile, or a sysctl)"
+	case v.Step == proto.StepMountPrivate || v.Step == proto.StepDetach || v.Step == proto.StepRootReadonly:
+		return "Likely cause: user namespaces are allowed but mounts in them are not (AppArmor's unprivileged user namespace restriction, as on Ubuntu 24.04)"
+	}
+	return "Likely cause: the host refuses a step of the jail's setup"
 }

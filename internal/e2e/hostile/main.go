@@ -17,6 +17,8 @@
 //	3  mount, umount2, pivot_root and the new mount API: EPERM
 //	4  the same with EACCES
 //	5  a user namespace whose user.max_user_namespaces is 0 (ENOSPC)
+//	6  mode 1, and no Landlock: landlock_create_ruleset, landlock_add_rule
+//	   and landlock_restrict_self give ENOSYS (gVisor, an old kernel)
 //
 // Modes 1 to 4 load a seccomp filter with no_new_privs, which needs no
 // privilege, so the harness runs as any uid. Mode 5 re-executes the harness
@@ -63,8 +65,8 @@ func run(args []string, inUserns bool) error {
 		return fmt.Errorf("missing arguments\n%s", usage)
 	}
 	mode, err := strconv.Atoi(args[0])
-	if err != nil || mode < 0 || mode > 5 {
-		return fmt.Errorf("%q is not a mode (0 to 5)\n%s", args[0], usage)
+	if err != nil || mode < 0 || mode > 6 {
+		return fmt.Errorf("%q is not a mode (0 to 6)\n%s", args[0], usage)
 	}
 	probe := len(args) == 2 && args[1] == "probe"
 	if !probe && (args[1] != "--" || len(args) < 3) {
@@ -94,7 +96,7 @@ func run(args []string, inUserns bool) error {
 
 // denyErrno is the errno a mode's filter answers with.
 func denyErrno(mode int) unix.Errno {
-	if mode%2 == 0 {
+	if mode%2 == 0 && mode != 6 {
 		return unix.EACCES
 	}
 	return unix.EPERM
@@ -117,9 +119,17 @@ func loadFilter(mode int) error {
 	}
 	defer f.Release()
 	deny := seccomp.ActErrno.SetReturnCode(int16(denyErrno(mode)))
-	if mode <= 2 {
+	switch {
+	case mode <= 2:
 		err = namespaceRules(f, deny)
-	} else {
+	case mode == 6:
+		err = namespaceRules(f, deny)
+		for _, call := range []string{"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"} {
+			if err == nil {
+				err = addRule(f, call, seccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS)), 0)
+			}
+		}
+	default:
 		for _, call := range mountCalls {
 			if err = addRule(f, call, deny, 0); err != nil {
 				break

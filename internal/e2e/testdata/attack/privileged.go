@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 )
 
@@ -106,7 +107,8 @@ func loadFilter(skip []string) {
 			fail("-skip %s: no such group in seccomp.Policy", s)
 		}
 	}
-	f, err := seccomp.BuildFilter(skip...)
+	// The full jail's filter: the lower rungs' groups are not in it.
+	f, err := seccomp.BuildFilter(append(skip, proto.LowerRungGroups()...)...)
 	if err != nil {
 		fail("%v", err)
 	}

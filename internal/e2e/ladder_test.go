@@ -1,0 +1,127 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// ladderProbe is what a command reads back on a lower rung of the ladder:
+// its status fields, a write outside the writable paths (in a directory of
+// its own user's), a write in the working directory, a hidden file, a TCP
+// connect to a listener on the host's loopback, ptrace, and a signal to a
+// process of its own user outside wsh.
+const ladderProbe = `grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
+touch %[1]s/outside 2>/dev/null && echo outside=written || echo outside=refused
+echo in > f && echo work=written
+cat %[2]s/secret 2>/dev/null && echo hidden=read || echo hidden=refused
+python3 -c '
+import ctypes, errno, os, socket
+try:
+    socket.create_connection(("127.0.0.1", %[3]d), timeout=2).close(); print("tcp=connected")
+except OSError as e: print("tcp=" + errno.errorcode.get(e.errno, str(e.errno)))
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(0, 0, 0, 0)
+print("ptrace=" + ("ok" if r == 0 else errno.errorcode[ctypes.get_errno()]))
+try:
+    os.kill(%[4]d, 0); print("signal=ok")
+except OSError as e: print("signal=" + errno.errorcode[e.errno])
+'`
+
+// TestLadderLowerRungs: where the host refuses the full jail, commands run
+// on the landlock rung (the namespaces refused at clone, mode 1; mounts
+// refused in the namespace, mode 3), or on the seccomp rung where Landlock
+// is absent too (mode 6), as root and as 65534, each read back from the
+// kernel inside the command: no capabilities (and no bounding set, for
+// root), no_new_privs, wsh's filter stacked on the harness's; on the
+// landlock rung no write outside the writable paths, no hidden file, no
+// signal outside the domain (the seccomp rung cannot refuse these, and
+// says so); on both, no TCP (WSH_NETWORK=none) and no ptrace. The warning
+// names the rung.
+func TestLadderLowerRungs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, u := range users {
+		outside, err := os.MkdirTemp("/var/tmp", "wsh-ladder-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(outside)
+		if u.uid >= 0 {
+			os.Chown(outside, u.uid, u.uid)
+		}
+		// A process of the command's own user, outside wsh, to signal.
+		sleeper := exec.Command("sleep", "60")
+		if u.uid >= 0 {
+			sleeper.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+		}
+		if err := sleeper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+		for _, m := range []struct {
+			mode, rung string
+			landlock   bool
+		}{{"1", "landlock", true}, {"3", "landlock", true}, {"6", "seccomp", false}} {
+			t.Run(u.name+"/mode"+m.mode, func(t *testing.T) {
+				dir := workDir(t, u)
+				secret := filepath.Join(dir, "private")
+				mkdirOwned(t, u, secret)
+				writeOwned(t, u, filepath.Join(secret, "secret"), "SECRET-1\n")
+				script := fmt.Sprintf(ladderProbe, outside, secret, port, sleeper.Process.Pid)
+				r := runHostile(t, u, dir, []string{"WSH_HIDE=" + secret}, m.mode, script)
+				got := map[string]string{}
+				for _, line := range strings.Split(r.stdout, "\n") {
+					if k, v, ok := strings.Cut(line, "="); ok {
+						got[k] = v
+					} else if k, v, ok := strings.Cut(line, ":"); ok {
+						got[k] = strings.TrimSpace(v)
+					}
+				}
+				want := map[string]string{"CapEff": caps0, "NoNewPrivs": "1", "Seccomp": "2", "Seccomp_filters": "2",
+					"work": "written", "tcp": "EACCES", "ptrace": "EPERM"}
+				if u.uid < 0 {
+					want["CapBnd"] = caps0
+				}
+				if m.landlock {
+					want["outside"], want["signal"], want["hidden"] = "refused", "EPERM", "refused"
+				} else {
+					// Without Landlock nothing can take a path away: the
+					// warning says so (TestWarning).
+					want["outside"], want["signal"], want["hidden"] = "written", "ok", "read"
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: %q, want %q", k, got[k], v)
+					}
+				}
+				if !strings.Contains(r.stderr, "commands run on the "+m.rung+" rung") || strings.Count(r.stderr, "wsh: warning:") != 1 {
+					t.Errorf("the warning does not name the %s rung once:\n%s", m.rung, r.stderr)
+				}
+				if t.Failed() {
+					t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+}
