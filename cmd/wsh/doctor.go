@@ -46,8 +46,8 @@ const (
 type doctorReport struct {
 	// Schema is the version of this layout: it changes when a field
 	// changes meaning or goes away.
-	Schema   int             `json:"schema"`
-	Verdict  string          `json:"verdict"`
+	Schema  int    `json:"schema"`
+	Verdict string `json:"verdict"`
 	// Rung is what would confine commands: full, landlock, seccomp or
 	// none (docs/sandbox.md, "The ladder").
 	Rung     string          `json:"rung"`

@@ -35,16 +35,16 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	policy   policy
-	fifoDir  string       // the interpreter's own temporary directory
+	fifoDir  string                // the interpreter's own temporary directory
 	filters  map[proto.Rung][]byte // each rung's seccomp program, compiled once
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
-	rung proto.Rung
-	shmDir   proto.PathID // fifoDir, bound read-only in the jail
-	warn     io.Writer
-	state    verdict.State
-	home     jailHome
+	rung   proto.Rung
+	shmDir proto.PathID // fifoDir, bound read-only in the jail
+	warn   io.Writer
+	state  verdict.State
+	home   jailHome
 	// protector says which paths beneath the writable ones are read-only.
 	protector *protector
 	// startNote is said once, with the first command, when the start
