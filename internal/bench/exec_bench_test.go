@@ -18,6 +18,7 @@ import (
 
 	"wsh/config"
 	"wsh/internal/jailer"
+	"wsh/internal/proto"
 	"wsh/shell"
 )
 
@@ -50,11 +51,13 @@ type execPath struct {
 //	jail-home         the jail with a real $HOME, copy-on-write
 //	jail-home-readonly  the same $HOME, read-only (WSH_HOME=readonly)
 //	jail-hostnet      the jail with WSH_NETWORK=host
-//	degraded          wsh's Runner after the host refused the jail once
-//	                  (only under `hostile 1 --`; skipped elsewhere)
+//	landlock          wsh's Runner after the host refused the jail once:
+//	                  the landlock rung of the ladder (only under
+//	                  `hostile 1 --`; skipped elsewhere)
 //	attempt-per-exec  a new Runner per command, so each pays the refused
-//	                  attempt: what degraded would cost without the sticky
-//	                  state (only under `hostile 1 --`)
+//	                  attempt and the step down: what the landlock rung
+//	                  would cost without the sticky state (only under
+//	                  `hostile 1 --`)
 //	bwrap             bubblewrap with the same confinement
 var execPaths = []execPath{
 	{"bare", func(*testing.B) func() error {
@@ -102,12 +105,15 @@ var execPaths = []execPath{
 		mustJail(b, r, j)
 		return runner(r)
 	}},
-	{"degraded", func(b *testing.B) func() error {
+	{"landlock", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
 		mustDegrade(b, r, j)
+		if j.Rung() != proto.RungLandlock {
+			b.Fatalf("the host refused the jail, and the rung in force is %s, not landlock", j.Rung())
+		}
 		b.Cleanup(func() {
-			if _, ok := j.Degraded(); !ok {
-				b.Error("the Runner is no longer degraded")
+			if _, ok := j.Degraded(); !ok || j.Rung() != proto.RungLandlock {
+				b.Error("the Runner is no longer on the landlock rung")
 			}
 		})
 		return runner(r)
@@ -165,7 +171,7 @@ var pairs = [][2]string{
 	{"jail", "bwrap"},
 	{"jail", "bare"},
 	{"bwrap", "bare"},
-	{"degraded", "opted-out"},
+	{"landlock", "opted-out"},
 	{"jail-home", "jail-home-readonly"},
 }
 
@@ -247,7 +253,7 @@ func mustDegrade(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
 		b.Fatal(err)
 	}
 	if _, ok := j.Degraded(); !ok {
-		b.Skip("this host allows the jail; the degraded path runs under the hostile harness: hostile 1 -- bench.test (see internal/bench/run.sh)")
+		b.Skip("this host allows the jail; the landlock rung runs under the hostile harness: hostile 1 -- bench.test (see internal/bench/run.sh)")
 	}
 }
 

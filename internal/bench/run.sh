@@ -57,10 +57,10 @@ step "per exec, the jail with a large heap in the calling program (-count $COUNT
 
 step "per exec, under the hostile harness's mode 1 (clone refused: EPERM)"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
-	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|degraded|attempt-per-exec)$' \
+	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|landlock|attempt-per-exec)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
-	-test.bench '^BenchmarkPair$/^pair=(degraded-vs-opted-out|opted-out-vs-default-handler)$' \
+	-test.bench '^BenchmarkPair$/^pair=(landlock-vs-opted-out|opted-out-vs-default-handler)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 
 step "a script of 200 external commands (-count $COUNT)"
@@ -75,9 +75,10 @@ if [ "$SCALE" != 0 ]; then
 		grep -v '^=== ' | tee -a "$RAW"
 fi
 
-# The degraded path must not pay a jail attempt per exec: count the clones
-# with CLONE_NEWUSER that wsh makes for 50 commands, under mode 1 (one
-# refused attempt, then none) and under mode 0 (the control: 50 jails).
+# The landlock rung must not pay a full jail's attempt per exec: count the
+# clones with CLONE_NEWUSER that wsh makes for 50 commands, under mode 1
+# (one refused attempt, then none: the rung's inits are started without
+# namespaces) and under mode 0 (the control: 50 jails).
 if command -v strace >/dev/null 2>&1; then
 	step "jail attempts (clone with CLONE_NEWUSER) for 50 commands"
 	for mode in 1 0; do
