@@ -125,3 +125,37 @@ func TestLadderLowerRungs(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderRealWork: real work runs on the landlock rung (the namespaces
+// refused, mode 1), as root and as 65534: make and gcc in the working
+// directory, git init, add and commit, go build with GOCACHE in the
+// working directory (the home is read-only on this rung: docs/sandbox.md,
+// "The ladder"), and the work lands on the host.
+func TestLadderRealWork(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			writeOwned(t, u, filepath.Join(dir, "hello.c"), "#include <stdio.h>\nint main(void) { puts(\"hello from gcc\"); return 0; }\n")
+			writeOwned(t, u, filepath.Join(dir, "Makefile"), "hello: hello.c\n\tcc -o hello hello.c\n")
+			mkdirOwned(t, u, filepath.Join(dir, "app"))
+			writeOwned(t, u, filepath.Join(dir, "app", "go.mod"), "module app\n\ngo 1.26\n")
+			writeOwned(t, u, filepath.Join(dir, "app", "main.go"), "package main\n\nfunc main() { println(\"go build ok\") }\n")
+			script := `set -e
+make -s && ./hello
+git init -q && git add hello.c Makefile && git -c user.name=w -c user.email=w@example.com commit -qm init && git log --oneline | wc -l
+cd app && GOCACHE=$PWD/.gocache GOFLAGS=-buildvcs=false go build -o app . && ./app`
+			r := runHostile(t, u, dir, nil, cloneEPERM.arg, script)
+			if r.status != 0 || r.stdout != "hello from gcc\n1\n" || !strings.Contains(r.stderr, "go build ok") {
+				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "landlock rung") {
+				t.Errorf("not on the landlock rung:\n%s", r.stderr)
+			}
+			for _, p := range []string{"hello", ".git/HEAD", "app/app"} {
+				if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+					t.Errorf("%s on the host: %v", p, err)
+				}
+			}
+		})
+	}
+}
