@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
@@ -69,13 +70,44 @@ func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
 	return fmt.Errorf("%q is not one of %v", string(b), accepted)
 }
 
+// A Floor is the lowest rung of the ladder a configuration accepts
+// (docs/sandbox.md, "The ladder").
+type Floor string
+
+const (
+	FloorNone     Floor = ""
+	FloorFull     Floor = "full"
+	FloorLandlock Floor = "landlock"
+	FloorSeccomp  Floor = "seccomp"
+)
+
+// UnmarshalText reads WSH_REQUIRE_SANDBOX: a rung's name, or a boolean
+// (true is the full jail).
+func (f *Floor) UnmarshalText(b []byte) error {
+	if v, err := strconv.ParseBool(string(b)); err == nil {
+		*f = FloorNone
+		if v {
+			*f = FloorFull
+		}
+		return nil
+	}
+	switch Floor(b) {
+	case FloorFull, FloorLandlock, FloorSeccomp:
+		*f = Floor(b)
+		return nil
+	}
+	return fmt.Errorf("%q is not a floor", string(b))
+}
+
 // Config is wsh's whole configuration.
 type Config struct {
 	// NoSandbox is the deterministic opt-out: no jail, no attempt, no warning.
 	NoSandbox bool `env:"WSH_NO_SANDBOX"`
-	// RequireSandbox fails closed: a refused jail is exit 126, and the
-	// command never runs unsandboxed.
-	RequireSandbox bool `env:"WSH_REQUIRE_SANDBOX"`
+	// RequireSandbox fails closed below a floor: where the host refuses
+	// the rungs of the ladder down to it, a command is exit 126 and never
+	// runs with less. FloorNone ("") asks for nothing; 1 and true in
+	// WSH_REQUIRE_SANDBOX are FloorFull.
+	RequireSandbox Floor `env:"WSH_REQUIRE_SANDBOX"`
 	// Writable are paths bound read-write in the jail, besides the working
 	// directory, /tmp and $TMPDIR.
 	Writable []string `env:"WSH_WRITABLE" envSeparator:":"`
@@ -100,7 +132,7 @@ type Config struct {
 // unknown WSH_* names).
 var variables = map[string]string{
 	"WSH_NO_SANDBOX":      "1, true, 0, false",
-	"WSH_REQUIRE_SANDBOX": "1, true, 0, false",
+	"WSH_REQUIRE_SANDBOX": "a boolean (true: the full jail), or the lowest rung accepted: full, landlock, seccomp",
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
 	"WSH_NETWORK":         "none, host",
 	"WSH_HIDE":            "absolute paths, separated by ':'",
@@ -189,6 +221,8 @@ func fromEnvError(err error, environ map[string]string) error {
 				what = "a unix socket setting"
 			case reflect.TypeOf(HomeMode("")):
 				what = "a home mode"
+			case reflect.TypeOf(Floor("")):
+				what = "a floor"
 			}
 			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, variables[k])}
 		}
@@ -216,6 +250,8 @@ func (c *Config) Validate() error {
 		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost},
 		{"WSH_UNIX_SOCKETS", string(c.UnixSockets), c.UnixSockets == UnixDeny || c.UnixSockets == UnixAllow},
 		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeReadonly},
+		{"WSH_REQUIRE_SANDBOX", string(c.RequireSandbox), c.RequireSandbox == FloorNone || c.RequireSandbox == FloorFull ||
+			c.RequireSandbox == FloorLandlock || c.RequireSandbox == FloorSeccomp},
 	}
 	for _, e := range enums {
 		if !e.ok {
@@ -229,7 +265,7 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) validate() error {
-	if c.NoSandbox && c.RequireSandbox {
+	if c.NoSandbox && c.RequireSandbox != FloorNone {
 		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_REQUIRE_SANDBOX; choose one")}
 	}
 	for i, p := range c.Hide {

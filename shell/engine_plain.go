@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"wsh/config"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -31,7 +32,7 @@ func unsupported() *JailError {
 }
 
 func newEngine(s *settings) (engine, error) {
-	if s.cfg.RequireSandbox && !s.cfg.NoSandbox {
+	if s.cfg.RequireSandbox != config.FloorNone && !s.cfg.NoSandbox {
 		return nil, unsupported()
 	}
 	return &plainEngine{s: s, gate: s.warnGate()}, nil

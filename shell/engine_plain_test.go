@@ -59,7 +59,7 @@ func TestNoJailHere(t *testing.T) {
 			t.Errorf("Runner %d: %d warnings to its Warnings writer, want 1:\n%s", i, n, w.String())
 		}
 	}
-	_, err := shell.New(shell.Dir(t.TempDir()), shell.WithConfig(config.Config{RequireSandbox: true}))
+	_, err := shell.New(shell.Dir(t.TempDir()), shell.WithConfig(config.Config{RequireSandbox: config.FloorFull}))
 	if !errors.Is(err, shell.ErrNotSupported) {
 		t.Errorf("RequireSandbox: %v, want ErrNotSupported", err)
 	}

@@ -64,7 +64,7 @@ func TestWithConfigIsChecked(t *testing.T) {
 		{config.Config{Writable: []string{"relative/dir"}}, "WSH_WRITABLE"},
 		{config.Config{Writable: []string{"/"}}, "WSH_WRITABLE"},
 		{config.Config{Hide: []string{"~/.ssh"}}, "WSH_HIDE"},
-		{config.Config{NoSandbox: true, RequireSandbox: true}, "WSH_NO_SANDBOX"},
+		{config.Config{NoSandbox: true, RequireSandbox: config.FloorFull}, "WSH_NO_SANDBOX"},
 		{config.Config{Network: "bogus"}, "WSH_NETWORK"},
 		{config.Config{UnixSockets: "maybe"}, "WSH_UNIX_SOCKETS"},
 		{config.Config{Home: "rw"}, "WSH_HOME"},

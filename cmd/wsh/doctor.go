@@ -76,7 +76,7 @@ type stepResult struct {
 
 type configView struct {
 	NoSandbox      bool     `json:"no_sandbox"`
-	RequireSandbox bool     `json:"require_sandbox"`
+	RequireSandbox string   `json:"require_sandbox"` // the floor: "", full, landlock or seccomp
 	Writable       []string `json:"writable"`
 	Hidden         []string `json:"hidden"`
 	UnixSockets    string   `json:"unix_sockets"`
@@ -133,7 +133,7 @@ func diagnose() *doctorReport {
 		return rep
 	}
 	defer j.Close()
-	rep.Config = &configView{cfg.NoSandbox, cfg.RequireSandbox, orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)
@@ -179,7 +179,7 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 		rep.Reason = "WSH_NO_SANDBOX is set: commands run unsandboxed; the jail would not work here either (" + why + ")"
 	case works:
 		rep.Verdict, rep.Status, rep.Reason = verdictConfined, doctorConfined, "every external command runs in the jail"
-	case cfg.RequireSandbox:
+	case cfg.RequireSandbox != config.FloorNone && !floorMet(cfg.RequireSandbox, rep.Rung):
 		rep.Verdict, rep.Status = verdictRequired, doctorWouldFail
 		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
 	case v.Kind == verdict.Denied:
@@ -215,6 +215,13 @@ func stepResults(v verdict.Verdict) []stepResult {
 		out = append(out, r)
 	}
 	return out
+}
+
+// floorMet reports whether rung is at or above floor.
+func floorMet(floor config.Floor, rung string) bool {
+	f, _ := proto.ParseRung(string(floor))
+	r, ok := proto.ParseRung(rung)
+	return ok && r <= f
 }
 
 // doctorSchema is doctorReport.Schema (docs/doctor.md).

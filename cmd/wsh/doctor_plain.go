@@ -36,7 +36,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 		rep.Verdict, rep.Status, rep.Reason = "config-error", 2, err.Error()
 	case cfg.NoSandbox:
 		rep.Verdict, rep.Status, rep.Reason = "opted-out", 5, "WSH_NO_SANDBOX is set: commands run unsandboxed; the jail would not work here either ("+jailInit+")"
-	case cfg.RequireSandbox:
+	case cfg.RequireSandbox != config.FloorNone:
 		rep.Verdict, rep.Status, rep.Reason = "required-unavailable", 3, "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so wsh refuses to run: "+shell.ErrNotSupported.Error()+" ("+jailInit+")"
 	default:
 		rep.Verdict, rep.Status, rep.Reason = "would-degrade", 1, "commands would run unsandboxed after one warning: "+shell.ErrNotSupported.Error()+" ("+jailInit+")"

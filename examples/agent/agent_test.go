@@ -84,7 +84,7 @@ func TestModelEnvCannotSwitchTheJailOff(t *testing.T) {
 // TestConfigInCodeIsChecked: a configuration given in code is checked as
 // the environment is: a *config.Error naming the variable.
 func TestConfigInCodeIsChecked(t *testing.T) {
-	for _, cfg := range []config.Config{{Writable: []string{"relative"}}, {Writable: []string{"/"}}, {NoSandbox: true, RequireSandbox: true}, {Network: "bogus"}} {
+	for _, cfg := range []config.Config{{Writable: []string{"relative"}}, {Writable: []string{"/"}}, {NoSandbox: true, RequireSandbox: config.FloorFull}, {Network: "bogus"}} {
 		_, err := shell.New(shell.WithConfig(cfg), shell.Dir(t.TempDir()))
 		if ce, ok := errors.AsType[*config.Error](err); !ok || ce.Var == "" {
 			t.Errorf("WithConfig(%+v): %v, want a *config.Error", cfg, err)

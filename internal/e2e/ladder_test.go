@@ -159,3 +159,36 @@ cd app && GOCACHE=$PWD/.gocache GOFLAGS=-buildvcs=false go build -o app . && ./a
 		})
 	}
 }
+
+// TestLadderFloors: WSH_REQUIRE_SANDBOX names the lowest rung it accepts.
+// At or above it commands run (with the one warning); below it every
+// command fails with 126 and never runs; 1 still means the full jail.
+func TestLadderFloors(t *testing.T) {
+	for _, u := range users {
+		for _, c := range []struct {
+			floor, mode string
+			runs        bool
+		}{
+			{"landlock", "1", true},  // the landlock rung
+			{"landlock", "6", false}, // the seccomp rung, below
+			{"seccomp", "6", true},
+			{"full", "1", false},
+			{"1", "3", false},
+		} {
+			t.Run(fmt.Sprintf("%s/%s-mode%s", u.name, c.floor, c.mode), func(t *testing.T) {
+				dir := workDir(t, u)
+				r := runHostile(t, u, dir, []string{"WSH_REQUIRE_SANDBOX=" + c.floor}, c.mode, "echo ran > f; /bin/cat f")
+				_, err := os.Stat(filepath.Join(dir, "f"))
+				switch {
+				case c.runs && (r.status != 0 || r.stdout != "ran\n" || strings.Count(r.stderr, "wsh: warning:") != 1):
+					t.Errorf("at the floor: status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				case !c.runs && (r.status != 126 || r.stdout != "" || strings.Contains(r.stderr, "wsh: warning:") ||
+					!strings.Contains(r.stderr, "WSH_REQUIRE_SANDBOX is set, so /bin/cat does not run")):
+					t.Errorf("below the floor: status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				case c.runs && err != nil:
+					t.Errorf("the redirection did not write f: %v", err)
+				}
+			})
+		}
+	}
+}

@@ -87,7 +87,12 @@ func (j *Jailer) LastFailure() (verdict.Verdict, bool) { return j.state.Failed()
 
 // Refused returns, with RequireSandbox, the last refusal of the jail by
 // the host: commands fail closed.
-func (j *Jailer) Refused() (verdict.Verdict, bool) { return j.state.Refused() }
+func (j *Jailer) Refused() (verdict.Verdict, bool) {
+	if v, below := j.belowFloor(); below {
+		return v, true
+	}
+	return j.state.Refused()
+}
 
 // Config returns the Jailer's configuration.
 func (j *Jailer) Config() config.Config { return j.cfg }
@@ -112,7 +117,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
-	j.state.RequireSandbox = cfg.RequireSandbox
+	j.state.RequireSandbox = cfg.RequireSandbox == config.FloorFull
 	projects := append([]string(nil), cfg.Writable...)
 	if startWhy == "" {
 		if d, err := filepath.EvalSymlinks(dir); err == nil {
@@ -210,7 +215,10 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if j.cfg.NoSandbox {
 		return j.plain(ctx, c)
 	}
-	if _, degraded := j.state.Degraded(); degraded { // never with RequireSandbox
+	if _, degraded := j.state.Degraded(); degraded { // never with RequireSandbox=full
+		if v, below := j.belowFloor(); below {
+			return j.refuse(c, v.Message()+"; the "+j.rung.String()+" rung is below the floor")
+		}
 		j.warnOnce()
 		if j.rung != proto.RungNone {
 			return j.jailed(ctx, c) // a lower rung of the ladder
@@ -368,6 +376,27 @@ func (j *Jailer) decide(dir string) {
 		return
 	}
 	j.rung = proto.RungNone
+}
+
+// floor is the lowest rung WSH_REQUIRE_SANDBOX accepts; RungNone without
+// a floor.
+func (j *Jailer) floor() proto.Rung {
+	switch j.cfg.RequireSandbox {
+	case config.FloorFull:
+		return proto.RungFull
+	case config.FloorLandlock:
+		return proto.RungLandlock
+	case config.FloorSeccomp:
+		return proto.RungSeccomp
+	}
+	return proto.RungNone
+}
+
+// belowFloor returns the host's refusal when the rung in force is below
+// the floor: no command runs then.
+func (j *Jailer) belowFloor() (verdict.Verdict, bool) {
+	v, degraded := j.state.Degraded()
+	return v, degraded && j.rung > j.floor()
 }
 
 // Rung is the rung of the ladder that the Jailer's commands get.

@@ -60,7 +60,7 @@ func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
 // TestJailerChecksItsConfig: NewJailer checks the configuration as
 // WithConfig does, and a nil warning writer discards.
 func TestJailerChecksItsConfig(t *testing.T) {
-	for _, cfg := range []config.Config{{Writable: []string{"/"}}, {Writable: []string{"/dev/shm"}}, {NoSandbox: true, RequireSandbox: true}, {Hide: []string{"relative"}}} {
+	for _, cfg := range []config.Config{{Writable: []string{"/"}}, {Writable: []string{"/dev/shm"}}, {NoSandbox: true, RequireSandbox: config.FloorFull}, {Hide: []string{"relative"}}} {
 		var ce *config.Error
 		if _, err := jailer.NewJailer(cfg, t.TempDir(), nil, nil); !errors.As(err, &ce) {
 			t.Errorf("NewJailer(%+v) = %v, want a *config.Error", cfg, err)
