@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // ladderProbe is what a command reads back on a lower rung of the ladder:
@@ -191,4 +193,93 @@ func TestLadderFloors(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLadderReview: what the review of the landlock rung broke, read back
+// on it (mode 1): a hidden path that did not exist when wsh started and is
+// made while a command runs stays unreadable; another terminal of the host
+// (a pty of the test's, as root) cannot be opened; SysV shared memory is
+// refused (the ipc group); a hidden path beneath a directory this user
+// cannot list (0711) neither steps the ladder down nor is readable.
+func TestLadderReview(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	n, err := unixPtsNumber(ptmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := fmt.Sprintf("/dev/pts/%d", n)
+	locked, err := os.MkdirTemp("/var/tmp", "wsh-ladder-locked-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(locked)
+	os.Chmod(locked, 0o711)
+	os.MkdirAll(filepath.Join(locked, "secretdir"), 0o755)
+	os.WriteFile(filepath.Join(locked, "secretdir", "k"), []byte("TOPSECRET\n"), 0o644)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			later, err := os.MkdirTemp("/var/tmp", "wsh-ladder-later-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(later)
+			os.Chmod(later, 0o755)
+			hiddenLater := filepath.Join(later, "aws")
+			script := fmt.Sprintf(`sleep 1.5; cat %[1]s/credentials 2>/dev/null && echo later=read || echo later=refused
+cat %[2]s/secretdir/k 2>/dev/null && echo locked=read || echo locked=refused
+python3 -c '
+import ctypes, errno, os
+try:
+    os.close(os.open(%[3]q, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)); print("pts=opened")
+except OSError as e: print("pts=" + errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.shmget(0x5eed, 4096, 0o1600)
+print("shm=" + ("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]))
+'`, hiddenLater, locked, pts)
+			env := []string{"WSH_HIDE=" + hiddenLater + ":" + filepath.Join(locked, "secretdir")}
+			done := make(chan result, 1)
+			go func() { done <- runHostile(t, u, dir, env, cloneEPERM.arg, script) }()
+			// Made while the command sleeps: after wsh made its rules.
+			time.Sleep(700 * time.Millisecond)
+			os.MkdirAll(hiddenLater, 0o755)
+			os.WriteFile(filepath.Join(hiddenLater, "credentials"), []byte("AWSKEY-1\n"), 0o644)
+			r := <-done
+			want := map[string]string{"later": "refused", "locked": "refused", "shm": "EPERM", "pts": "EACCES"}
+			got := map[string]string{}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if k, v, ok := strings.Cut(line, "="); ok {
+					got[k] = v
+				}
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s: %q, want %q", k, got[k], v)
+				}
+			}
+			if !strings.Contains(r.stderr, "landlock rung") {
+				t.Errorf("not on the landlock rung:\n%s", r.stderr)
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// unixPtsNumber unlocks the pty whose master is f and returns its number.
+func unixPtsNumber(f *os.File) (int, error) {
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		return 0, e
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }

@@ -1,7 +1,6 @@
 package initproc
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"unsafe"
@@ -83,9 +82,9 @@ func landlockFSRights(abi int) uint64 {
 	return r
 }
 
-// landlockDevices are the devices a command writes to as it would on any
-// host, with the rights it needs for them beyond reading.
-var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+// landlockDevices are the devices a command reads and writes as it would
+// on any host. Not /dev/pts: the host's other terminals are there.
+var landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // A landlockRules is a ruleset under construction.
 type landlockRules struct {
@@ -129,14 +128,19 @@ func landlockRuleset(st *setupState) error {
 	}
 	rs := &landlockRules{fd: int(fd), handled: attr.handledAccessFS}
 	defer unix.Close(rs.fd)
+	// Every hidden path, also one that did not exist when wsh started:
+	// its ancestors are granted entry by entry, so what is made there
+	// later is granted nothing. /dev is left out of the read grant too:
+	// other terminals (/dev/pts), input devices and the like are the
+	// host's; the usual devices are granted below.
 	for _, h := range st.spec.Hidden {
-		if h.Dev != 0 || h.Ino != 0 {
-			rs.hidden = append(rs.hidden, h.Path)
-		}
+		rs.hidden = append(rs.hidden, h.Path)
 	}
+	rs.hidden = append(rs.hidden, "/dev")
 	if err := rs.grant("/", llRead); err != nil {
 		return err
 	}
+	rs.hidden = rs.hidden[:len(rs.hidden)-1]
 	for _, w := range st.spec.Writable {
 		if err := rs.grant(w.Path, rs.handled); err != nil {
 			return err
@@ -144,14 +148,14 @@ func landlockRuleset(st *setupState) error {
 	}
 	if st.spec.ShmDir.Path != "" {
 		// The interpreter's FIFOs: a process substitution's command
-		// opens its FIFO for writing.
-		if err := rs.grant(st.spec.ShmDir.Path, unix.LANDLOCK_ACCESS_FS_WRITE_FILE); err != nil {
+		// opens its FIFO, to read or to write.
+		if err := rs.grant(st.spec.ShmDir.Path, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE); err != nil {
 			return err
 		}
 	}
 	for _, d := range landlockDevices {
-		err := rs.grant(d, unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
-		if err != nil && !errors.Is(err, unix.ENOENT) {
+		err := rs.grant(d, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+		if err != nil {
 			return err
 		}
 	}
@@ -187,11 +191,14 @@ func (rs *landlockRules) grant(path string, rights uint64) error {
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
-		return err
+		// A directory that cannot be listed (mode 0711), or is gone:
+		// nothing beneath it is granted. Less is readable, and this is no
+		// refusal of Landlock.
+		return nil
 	}
 	for _, e := range ents {
 		child := strings.TrimSuffix(path, "/") + "/" + e.Name()
-		if err := rs.grant(child, rights); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := rs.grant(child, rights); err != nil {
 			return err
 		}
 	}
@@ -208,7 +215,8 @@ func (rs *landlockRules) rule(path string, rights uint64) error {
 	}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return &os.PathError{Op: "landlock: open", Path: path, Err: err}
+		// Gone, or not reachable by this user: nothing to grant.
+		return nil
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t

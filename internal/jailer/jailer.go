@@ -481,7 +481,7 @@ func (j *Jailer) jailDir(dir string) string {
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
 func (j *Jailer) warnOnce() {
 	if v, _ := j.state.Degraded(); j.state.Warn() && (j.WarnGate == nil || j.WarnGate()) {
-		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung))
+		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung, landlockABI()))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"wsh/config"
+
+	"golang.org/x/sys/unix"
 )
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
@@ -93,3 +95,13 @@ func notWritableByDefault(p, home string) string {
 // lenientDirs are system directories whose own subdirectories may be a
 // project's: /opt/app, /srv/site.
 var lenientDirs = map[string]bool{"/opt": true, "/srv": true}
+
+// landlockABI is the Landlock ABI of this kernel, or 0 where there is none
+// (or it is refused): what the landlock rung's warning says it lacks.
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}

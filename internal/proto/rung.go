@@ -48,8 +48,11 @@ func ParseRung(s string) (Rung, bool) {
 const (
 	NetGroup    = "net"
 	PtraceGroup = "ptrace"
+	// IPCGroup: without an IPC namespace, SysV shared memory, semaphores
+	// and message queues, and POSIX message queues, are the host's.
+	IPCGroup = "ipc"
 )
 
 // LowerRungGroups are the groups that only the rungs without namespaces
 // have.
-func LowerRungGroups() []string { return []string{NetGroup, PtraceGroup} }
+func LowerRungGroups() []string { return []string{NetGroup, PtraceGroup, IPCGroup} }

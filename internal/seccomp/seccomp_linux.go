@@ -27,6 +27,11 @@ var (
 	enosys = libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 )
 
+// ipcCalls are SysV IPC and POSIX message queues (the lower rungs' ipc
+// group).
+var ipcCalls = []string{"shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr"}
+
 // The CLONE_NEW* flags. CLONE_NEWTIME shares its bit with the exit signal in
 // clone(2), so it is checked for unshare only; clone3 is refused whole.
 var (
@@ -82,6 +87,7 @@ var policy = []RuleGroup{
 		}
 		return nil
 	}},
+	{proto.IPCGroup, ipcCalls, denyAll(eperm, ipcCalls...)},
 	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *libseccomp.ScmpFilter) error {

@@ -86,11 +86,11 @@ func TestMessage(t *testing.T) {
 func TestWarning(t *testing.T) {
 	v := Classify(proto.Facts{Report: &proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EACCES}})
 	for r, want := range map[proto.Rung][]string{
-		proto.RungLandlock: {"landlock rung", "Landlock", "host's processes"},
+		proto.RungLandlock: {"landlock rung", "Landlock", "host's processes", "protected paths", "mode, owner"},
 		proto.RungSeccomp:  {"seccomp rung", "neither Landlock", "read the hidden paths"},
 		proto.RungNone:     {"unsandboxed"},
 	} {
-		w := Warning(v, r)
+		w := Warning(v, r, 7)
 		for _, s := range append(want, "mode 2", "mount-private", "permission denied", "AppArmor", "wsh doctor", "WSH_REQUIRE_SANDBOX=1") {
 			if !strings.Contains(w, s) {
 				t.Errorf("%s: warning %q lacks %q", r, w, s)
@@ -99,6 +99,16 @@ func TestWarning(t *testing.T) {
 		if strings.Contains(w, "\n") || strings.Contains(w, "WSH_NO_SANDBOX") {
 			t.Errorf("%s: warning %q is more than one line, or offers the opt-out", r, w)
 		}
+	}
+	// An ABI before 6 has no signal scope; one before 3 no truncate.
+	if w := Warning(v, proto.RungLandlock, 5); !strings.Contains(w, "signal this user's other processes (Landlock ABI 5") {
+		t.Errorf("ABI 5: %q", w)
+	}
+	if w := Warning(v, proto.RungLandlock, 2); !strings.Contains(w, "truncate any file") {
+		t.Errorf("ABI 2: %q", w)
+	}
+	if w := Warning(v, proto.RungLandlock, 7); strings.Contains(w, "signal this user's") || strings.Contains(w, "truncate any") {
+		t.Errorf("ABI 7 says it lacks what it has: %q", w)
 	}
 }
 

@@ -87,21 +87,32 @@ func (s *State) get(p **Verdict) (Verdict, bool) {
 
 // Warning is the one warning of a Runner whose host refused the full jail
 // (v, the first denial), which runs its commands on rung r from now on:
-// what is in force, what is not, the likely cause, and wsh doctor. It
-// never offers the opt-out as a way to silence it: the warning is the
-// truth about this host.
-func Warning(v Verdict, r proto.Rung) string {
+// what is in force, what is not, the likely cause, and wsh doctor. abi is
+// the host's Landlock ABI (0: none). It never offers the opt-out as a way
+// to silence it: the warning is the truth about this host.
+func Warning(v Verdict, r proto.Rung, abi int) string {
 	var in string
 	switch r {
 	case proto.RungLandlock:
 		in = "commands run on the landlock rung from now on: no capabilities, no_new_privs, wsh's seccomp filter, " +
 			"and Landlock (writes only in the writable paths; no TCP, with WSH_NETWORK=none), but in the host's " +
 			"namespaces: they see the host's processes and network, hidden paths can be listed though not read, " +
-			"and the home is read-only; builtins and redirections obey the write and hide policy"
+			"the home is read-only, the protected paths in the writable paths (git hooks and config, editor and " +
+			"agent settings) are writable, and the mode, owner, times and extended attributes of any file this " +
+			"user owns can be changed (Landlock does not cover them)"
+		if abi < 6 {
+			in += fmt.Sprintf(", and they can signal this user's other processes (Landlock ABI %d has no signal scope)", abi)
+		}
+		if abi < 3 {
+			in += fmt.Sprintf(", and truncate any file this user can write (ABI %d)", abi)
+		}
+		in += "; builtins and redirections obey the write and hide policy"
 	case proto.RungSeccomp:
 		in = "commands run on the seccomp rung from now on: no capabilities, no_new_privs and wsh's seccomp filter, " +
 			"but neither Landlock (this kernel or its host refuses it) nor namespaces: they can write wherever " +
-			"this user can, read the hidden paths, and see the host's processes; builtins and redirections obey the write and hide policy"
+			"this user can, read the hidden paths, change the protected paths, signal this user's other processes " +
+			"and, where the kernel's ptrace policy (Yama) allows it, read and write their memory through /proc; " +
+			"builtins and redirections obey the write and hide policy"
 	default:
 		in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
 	}
