@@ -283,3 +283,26 @@ func unixPtsNumber(f *os.File) (int, error) {
 	}
 	return int(n), nil
 }
+
+// TestLadderProtectedPathsChanged: the landlock rung cannot keep the
+// protected paths read-only (no mounts), so wsh says after a command which
+// it changed: a git hook planted, .git/config changed. (In the full jail
+// the writes are refused: TestProtected*.)
+func TestLadderProtectedPathsChanged(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			r := runHostile(t, u, dir, nil, cloneEPERM.arg, "git init -q")
+			if r.status != 0 {
+				t.Fatalf("git init: %d\n%s", r.status, r.stderr)
+			}
+			r = runHostile(t, u, dir, nil, cloneEPERM.arg, `sh -c 'echo "[core]" >> .git/config; printf "#!/bin/sh\n" > .git/hooks/pre-commit'`)
+			for _, p := range []string{".git/config", ".git/hooks"} {
+				want := "wsh: a command changed " + filepath.Join(dir, p) + ", a protected path (the landlock rung cannot keep it read-only)"
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("no word of %s:\n%s", p, r.stderr)
+				}
+			}
+		})
+	}
+}

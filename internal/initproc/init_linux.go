@@ -156,6 +156,7 @@ func lowerMain(spec *proto.Spec) int {
 var lowerSteps = []setupStep{
 	{proto.StepParent, checkParent},
 	{proto.StepChdir, chdir},
+	{proto.StepProtect, awaitProtection},
 	{proto.StepDescriptors, cloexecFrom3},
 	// no_new_privs before Landlock: without it, landlock_restrict_self
 	// needs CAP_SYS_ADMIN, which root in a container lacks.

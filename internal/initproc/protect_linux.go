@@ -59,3 +59,22 @@ func protect(st *setupState) error {
 	}
 	return nil
 }
+
+// awaitProtection is the lower rungs' protect step: with no mounts, the
+// protected paths cannot be made read-only, but the target does not start
+// before the parent has found them (and noted how they stand, to say
+// after the command which changed), nor when it could not.
+func awaitProtection(st *setupState) error {
+	if !st.spec.ProtectLater {
+		return nil
+	}
+	_, _, aborted, err := proto.ReadProtection(fdReader(proto.ProtectFD))
+	unix.Close(proto.ProtectFD)
+	if err != nil {
+		return err
+	}
+	if aborted {
+		return &os.PathError{Op: "protect", Path: "the protected paths", Err: unix.ECANCELED}
+	}
+	return nil
+}

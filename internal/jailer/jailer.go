@@ -275,6 +275,9 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 				return nil, err
 			}
 			pp.prot = &prot
+			if rung != proto.RungFull {
+				prot.takeStamps()
+			}
 			j.watchProtection(pp.prot, true)
 			return b, nil
 		},

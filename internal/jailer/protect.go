@@ -78,6 +78,40 @@ type protection struct {
 	// targets: a command can point them elsewhere, and wsh says so after.
 	links map[string]string
 	err   error // the first reason the protection cannot be made
+	// stamps, on the rungs without mounts (where the paths cannot be made
+	// read-only), are the protected paths' change stamps before the
+	// command: wsh says after it which changed.
+	stamps map[string]string
+}
+
+// stamp is what changes when a file or a directory's entries change: its
+// inode and ctime (which no unprivileged process can set back), and for a
+// directory those of each entry. "" for a path that is not there.
+func stamp(path string) string {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return ""
+	}
+	out := fmt.Sprintf("%d:%d.%d", st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return out
+	}
+	ents, _ := os.ReadDir(path)
+	for _, e := range ents {
+		var es unix.Stat_t
+		if unix.Lstat(path+"/"+e.Name(), &es) == nil {
+			out += fmt.Sprintf(" %s=%d:%d.%d", e.Name(), es.Ino, es.Ctim.Sec, es.Ctim.Nsec)
+		}
+	}
+	return out
+}
+
+// takeStamps notes the stamps of the protected paths.
+func (pr *protection) takeStamps() {
+	pr.stamps = map[string]string{}
+	for _, p := range pr.paths {
+		pr.stamps[p.Path] = stamp(p.Path)
+	}
 }
 
 // once reports whether key was seen, and notes it.

@@ -35,6 +35,14 @@ func (j *Jailer) watchProtection(prot *protection, start bool) {
 }
 
 func (j *Jailer) checkProtection(prot *protection) {
+	for p, before := range prot.stamps {
+		if stamp(p) == before {
+			continue
+		}
+		if _, said := j.madeSaid.LoadOrStore("changed:"+p, true); !said {
+			fmt.Fprintf(j.warn, "wsh: a command changed %s, a protected path (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, j.rung)
+		}
+	}
 	for _, p := range prot.missing {
 		_, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
