@@ -141,7 +141,9 @@ func diagnose() *doctorReport {
 	rep.Home = homeReport(j.Home(), cfg)
 	rep.Steps = stepResults(v)
 	rep.Rung = j.Rung().String()
-	if cfg.NoSandbox {
+	if _, refused := j.Refused(); refused || cfg.NoSandbox {
+		// Below WSH_REQUIRE_SANDBOX's floor no command runs; opted out,
+		// none is confined.
 		rep.Rung = proto.RungNone.String()
 	}
 	judge(rep, cfg, v, rb, perr, j.HostNetwork())
