@@ -3,7 +3,10 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +16,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // ladderProbe is what a command reads back on a lower rung of the ladder:
@@ -304,5 +309,106 @@ func TestLadderProtectedPathsChanged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLadderReviewTwo: what the second review of the landlock rung broke.
+// A process a command leaves running is killed when the command ends (its
+// process group; setsid and setpgid are refused), so it cannot write a
+// protected path after wsh checked it; a change deep in a protected
+// directory is said, and a second change to a path is said again.
+func TestLadderReviewTwo(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			if r := runHostile(t, u, dir, nil, cloneEPERM.arg, "git init -q"); r.status != 0 {
+				t.Fatalf("setup: %d\n%s", r.status, r.stderr)
+			}
+			// wsh made .claude (a protected path that was missing).
+			mkdirOwned(t, u, filepath.Join(dir, ".claude", "hooks"))
+			writeOwned(t, u, filepath.Join(dir, ".claude", "hooks", "fmt.sh"), "ok\n")
+			before, _ := os.ReadFile(filepath.Join(dir, ".git", "config"))
+			r := runHostile(t, u, dir, nil, cloneEPERM.arg, `sh -c '(sleep 1; echo "[alias] y=!evil" >> .git/config) </dev/null >/dev/null 2>&1 &'; python3 -c '
+import os
+pid = os.fork()
+if pid == 0:
+    try:
+        os.setsid(); os._exit(0)
+    except OSError:
+        os._exit(1)
+print("setsid=" + ("ok" if os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 0 else "refused"))
+'`)
+			time.Sleep(2 * time.Second)
+			if after, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(after) != string(before) {
+				t.Errorf("a process left running wrote .git/config after the command:\n%s", after)
+			}
+			if !strings.Contains(r.stdout, "setsid=refused") {
+				t.Errorf("setsid was not refused: %q", r.stdout)
+			}
+			r = runHostile(t, u, dir, nil, cloneEPERM.arg, `sh -c 'echo evil >> .claude/hooks/fmt.sh'; sh -c 'echo "[a]" >> .git/config'; sh -c 'echo "[b]" >> .git/config'`)
+			for _, p := range []string{".claude", ".git/config"} {
+				if !strings.Contains(r.stderr, "wsh: a command changed "+filepath.Join(dir, p)+",") {
+					t.Errorf("no word of the change in %s:\n%s", p, r.stderr)
+				}
+			}
+			if n := strings.Count(r.stderr, "wsh: a command changed "+filepath.Join(dir, ".git/config")+","); n != 2 {
+				t.Errorf(".git/config changed twice, said %d times:\n%s", n, r.stderr)
+			}
+		})
+	}
+}
+
+// TestLadderHiddenThroughABindMount: a bind mount of a directory above a
+// hidden path, reached by its other path, does not make the hidden path
+// readable on the landlock rung (Landlock's rules hold for inodes), by
+// either path. In a throwaway user and mount namespace, as root.
+func TestLadderHiddenThroughABindMount(t *testing.T) {
+	dir := t.TempDir()
+	src, alias := filepath.Join(dir, "src"), filepath.Join(dir, "alias")
+	os.MkdirAll(filepath.Join(src, "hid", "sub"), 0o755)
+	os.Mkdir(alias, 0o755)
+	os.WriteFile(filepath.Join(src, "hid", "sub", "key"), []byte("TOPSECRET\n"), 0o644)
+	script := fmt.Sprintf(`mount --bind %[1]s %[2]s && cd %[3]s && WSH_HIDE=%[1]s/hid %[4]s 1 -- %[5]s -c 'cat %[1]s/hid/sub/key; cat %[2]s/hid/sub/key; echo done'`,
+		src, alias, dir, hostileBin(t), wshBin)
+	out, _ := exec.Command("unshare", "-Urmn", "sh", "-c", script).CombinedOutput()
+	if strings.Contains(string(out), "TOPSECRET") || !strings.Contains(string(out), "done") || !strings.Contains(string(out), "landlock rung") {
+		t.Errorf("the hidden file through a bind mount:\n%s", out)
+	}
+}
+
+// TestLadderOwnTerminal: on the landlock rung a command whose standard
+// streams are a terminal can open it again by its /dev/pts path
+// (/dev/stdout, /dev/stderr), though the host's other terminals stay out
+// of reach (TestLadderReview).
+func TestLadderOwnTerminal(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.IoctlRetInt(int(ptmx.Fd()), unix.TIOCGPTPEER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := os.NewFile(uintptr(fd), "pts")
+	var out bytes.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := hostileCmd(t, ctx, root, workDir(t, root), nil, cloneEPERM.arg, `sh -c 'echo via-stdout > /dev/stdout; echo via-stderr > /dev/stderr'`)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+	err = cmd.Run()
+	pts.Close()
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+	}
+	s := out.String()
+	if err != nil || !strings.Contains(s, "via-stdout") || !strings.Contains(s, "via-stderr") || strings.Contains(s, "Permission denied") {
+		t.Errorf("%v\n%s", err, s)
 	}
 }

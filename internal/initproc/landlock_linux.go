@@ -2,6 +2,8 @@ package initproc
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 	"wsh/internal/proto"
@@ -91,6 +93,37 @@ type landlockRules struct {
 	fd      int
 	handled uint64
 	hidden  []string // resolved paths whose contents no rule may reach
+	// The hidden paths and their ancestors by identity: Landlock's rules
+	// hold for inodes, so a bind mount of a hidden path, or of a directory
+	// above one, reached by another path, must be walked (or left out)
+	// as the path itself is.
+	hiddenIDs, aboveIDs map[fileID]bool
+}
+
+type fileID struct{ dev, ino uint64 }
+
+func idOf(path string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{st.Dev, st.Ino}, true
+}
+
+// noteIDs records the identities of the hidden paths and their ancestors
+// (but /).
+func (rs *landlockRules) noteIDs() {
+	rs.hiddenIDs, rs.aboveIDs = map[fileID]bool{}, map[fileID]bool{}
+	for _, h := range rs.hidden {
+		if id, ok := idOf(h); ok {
+			rs.hiddenIDs[id] = true
+		}
+		for d := filepath.Dir(h); d != "/" && d != "."; d = filepath.Dir(d) {
+			if id, ok := idOf(d); ok {
+				rs.aboveIDs[id] = true
+			}
+		}
+	}
 }
 
 // landlockRuleset is the landlock rung's step: one Landlock domain in
@@ -137,26 +170,39 @@ func landlockRuleset(st *setupState) error {
 		rs.hidden = append(rs.hidden, h.Path)
 	}
 	rs.hidden = append(rs.hidden, "/dev")
-	if err := rs.grant("/", llRead); err != nil {
+	rs.noteIDs()
+	if err := rs.grant("/", llRead, 0); err != nil {
 		return err
 	}
 	rs.hidden = rs.hidden[:len(rs.hidden)-1]
+	rs.noteIDs()
 	for _, w := range st.spec.Writable {
-		if err := rs.grant(w.Path, rs.handled); err != nil {
+		if err := rs.grant(w.Path, rs.handled, 0); err != nil {
 			return err
 		}
 	}
 	if st.spec.ShmDir.Path != "" {
 		// The interpreter's FIFOs: a process substitution's command
 		// opens its FIFO, to read or to write.
-		if err := rs.grant(st.spec.ShmDir.Path, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE); err != nil {
+		if err := rs.grant(st.spec.ShmDir.Path, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE, 0); err != nil {
 			return err
 		}
 	}
 	for _, d := range landlockDevices {
-		err := rs.grant(d, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV)
+		err := rs.grant(d, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV, 0)
 		if err != nil {
 			return err
+		}
+	}
+	// The command's own terminal, when a standard stream is one: a
+	// command that opens /dev/stdout or /dev/tty's twin reaches it by
+	// its /dev/pts path. Only that one: the host's other terminals are
+	// there too.
+	for fd := 0; fd <= 2; fd++ {
+		if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && strings.HasPrefix(p, "/dev/pts/") {
+			if err := rs.rule(p, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV); err != nil {
+				return err
+			}
 		}
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0, 0); errno != 0 {
@@ -166,23 +212,31 @@ func landlockRuleset(st *setupState) error {
 }
 
 // grant allows rights beneath path, but beneath no hidden path: where a
-// hidden path lies beneath path, path's own entries are granted one by
-// one instead (the hidden one left out), and so on down.
-func (rs *landlockRules) grant(path string, rights uint64) error {
+// hidden path lies beneath path (by its path, or by identity: a bind
+// mount of it or of a directory above it), path's own entries are granted
+// one by one instead (the hidden one left out), and so on down.
+func (rs *landlockRules) grant(path string, rights uint64, depth int) error {
 	for _, h := range rs.hidden {
 		if h == path || strings.HasPrefix(path, h+"/") || h == "/" {
 			return nil // beneath a hidden path: nothing
 		}
 	}
-	holds := false
+	id, known := idOf(path)
+	if known && rs.hiddenIDs[id] {
+		return nil // the hidden path itself, mounted here too
+	}
+	holds := path == "/" || known && rs.aboveIDs[id]
 	for _, h := range rs.hidden {
-		if path == "/" || strings.HasPrefix(h, path+"/") {
+		if strings.HasPrefix(h, path+"/") {
 			holds = true
 			break
 		}
 	}
 	if !holds {
 		return rs.rule(path, rights)
+	}
+	if depth > 64 {
+		return nil // a loop of bind mounts: nothing more
 	}
 	// The directory itself may be listed (READ_DIR is granted beneath
 	// it, hidden path included: names, not contents).
@@ -198,7 +252,7 @@ func (rs *landlockRules) grant(path string, rights uint64) error {
 	}
 	for _, e := range ents {
 		child := strings.TrimSuffix(path, "/") + "/" + e.Name()
-		if err := rs.grant(child, rights); err != nil {
+		if err := rs.grant(child, rights, depth+1); err != nil {
 			return err
 		}
 	}

@@ -84,27 +84,44 @@ type protection struct {
 	stamps map[string]string
 }
 
-// stamp is what changes when a file or a directory's entries change: its
-// inode and ctime (which no unprivileged process can set back), and for a
-// directory those of each entry. "" for a path that is not there.
+// stamp is what changes when a file or a directory's tree changes: the
+// inode and ctime (which no unprivileged process can set back) of the
+// path and, for a directory, of everything beneath it, symlinks not
+// followed. "" for a path that is not there. A tree of more than
+// maxStamped entries is stamped "too large", which wsh says it cannot
+// check.
 func stamp(path string) string {
-	var st unix.Stat_t
-	if unix.Lstat(path, &st) != nil {
-		return ""
-	}
-	out := fmt.Sprintf("%d:%d.%d", st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return out
-	}
-	ents, _ := os.ReadDir(path)
-	for _, e := range ents {
-		var es unix.Stat_t
-		if unix.Lstat(path+"/"+e.Name(), &es) == nil {
-			out += fmt.Sprintf(" %s=%d:%d.%d", e.Name(), es.Ino, es.Ctim.Sec, es.Ctim.Nsec)
+	var b strings.Builder
+	n := 0
+	var walk func(p string, depth int)
+	walk = func(p string, depth int) {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil {
+			return
+		}
+		if n++; n > maxStamped {
+			return
+		}
+		fmt.Fprintf(&b, "%s=%d:%d.%d\n", p, st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || depth > 64 {
+			return
+		}
+		ents, _ := os.ReadDir(p)
+		for _, e := range ents {
+			walk(p+"/"+e.Name(), depth+1)
 		}
 	}
-	return out
+	walk(path, 0)
+	if n > maxStamped {
+		return stampTooLarge
+	}
+	return b.String()
 }
+
+// maxStamped bounds what stamp walks of one protected path.
+const maxStamped = 20000
+
+const stampTooLarge = "too large"
 
 // takeStamps notes the stamps of the protected paths.
 func (pr *protection) takeStamps() {

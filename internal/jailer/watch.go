@@ -36,11 +36,18 @@ func (j *Jailer) watchProtection(prot *protection, start bool) {
 
 func (j *Jailer) checkProtection(prot *protection) {
 	for p, before := range prot.stamps {
-		if stamp(p) == before {
-			continue
-		}
-		if _, said := j.madeSaid.LoadOrStore("changed:"+p, true); !said {
-			fmt.Fprintf(j.warn, "wsh: a command changed %s, a protected path (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, j.rung)
+		now := stamp(p)
+		switch {
+		case before == stampTooLarge || now == stampTooLarge:
+			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, maxStamped, j.rung)
+			}
+		case now != before:
+			// Said once for each state it is left in: a second change is
+			// said again.
+			if _, said := j.madeSaid.LoadOrStore("changed:"+p+"\x00"+now, true); !said {
+				fmt.Fprintf(j.warn, "wsh: a command changed %s, a protected path (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, j.rung)
+			}
 		}
 	}
 	for _, p := range prot.missing {

@@ -79,6 +79,15 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	}()
 	exited := make(chan struct{})
 	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
+	if req.Spec.Rung != proto.RungFull {
+		// No PID namespace ends what the command left running: its
+		// process group does (the init made a session of its own, and
+		// the lower rungs' filter refuses setsid and setpgid). Killed
+		// before the init is reaped, so that its pid, the group's id,
+		// cannot be another's yet.
+		waitExited(p.Pid)
+		unix.Kill(-p.Pid, unix.SIGKILL)
+	}
 	state, _ := p.Wait()
 	close(exited)
 	// The init is gone, and with it every process of the jail: what still
@@ -243,6 +252,16 @@ func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
 		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
 	}
 	return out
+}
+
+// waitExited waits until the child pid has exited, without reaping it.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // readSentinel reads what the jail init wrote, up to EOF. EOF with nothing

@@ -51,8 +51,12 @@ const (
 	// IPCGroup: without an IPC namespace, SysV shared memory, semaphores
 	// and message queues, and POSIX message queues, are the host's.
 	IPCGroup = "ipc"
+	// SessionGroup: setsid and setpgid, so that a command's processes
+	// stay in the process group that wsh kills when the command ends
+	// (there is no PID namespace to end them).
+	SessionGroup = "session"
 )
 
 // LowerRungGroups are the groups that only the rungs without namespaces
 // have.
-func LowerRungGroups() []string { return []string{NetGroup, PtraceGroup, IPCGroup} }
+func LowerRungGroups() []string { return []string{NetGroup, PtraceGroup, IPCGroup, SessionGroup} }

@@ -88,6 +88,7 @@ var policy = []RuleGroup{
 		return nil
 	}},
 	{proto.IPCGroup, ipcCalls, denyAll(eperm, ipcCalls...)},
+	{proto.SessionGroup, []string{"setsid", "setpgid"}, denyAll(eperm, "setsid", "setpgid")},
 	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *libseccomp.ScmpFilter) error {
