@@ -26,7 +26,7 @@ import (
 // connect to a listener on the host's loopback, ptrace, and a signal to a
 // process of its own user outside wsh.
 const ladderProbe = `grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
-touch %[1]s/outside 2>/dev/null && echo outside=written || echo outside=refused
+mktemp -p %[1]s >/dev/null 2>&1 && echo outside=written || echo outside=refused
 echo in > f && echo work=written
 cat %[2]s/secret 2>/dev/null && echo hidden=read || echo hidden=refused
 python3 -c '
@@ -44,8 +44,9 @@ except OSError as e: print("signal=" + errno.errorcode[e.errno])
 
 // TestLadderLowerRungs: where the host refuses the full jail, commands run
 // on the landlock rung (the namespaces refused at clone, mode 1; mounts
-// refused in the namespace, mode 3), or on the seccomp rung where Landlock
-// is absent too (mode 6), as root and as 65534, each read back from the
+// refused in the namespace, mode 3; in a default Docker container, with
+// moby's real profile and Docker's capabilities, mode 7), or on the seccomp
+// rung where Landlock is absent too (mode 6), as root and as 65534, each read back from the
 // kernel inside the command: no capabilities (and no bounding set, for
 // root), no_new_privs, wsh's filter stacked on the harness's; on the
 // landlock rung no write outside the writable paths, no hidden file, no
@@ -89,7 +90,7 @@ func TestLadderLowerRungs(t *testing.T) {
 		for _, m := range []struct {
 			mode, rung string
 			landlock   bool
-		}{{"1", "landlock", true}, {"3", "landlock", true}, {"6", "seccomp", false}} {
+		}{{"1", "landlock", true}, {"3", "landlock", true}, {"6", "seccomp", false}, {"7", "landlock", true}} {
 			t.Run(u.name+"/mode"+m.mode, func(t *testing.T) {
 				dir := workDir(t, u)
 				secret := filepath.Join(dir, "private")
@@ -134,7 +135,8 @@ func TestLadderLowerRungs(t *testing.T) {
 }
 
 // TestLadderRealWork: real work runs on the landlock rung (the namespaces
-// refused, mode 1), as root and as 65534: make and gcc in the working
+// refused, mode 1; a default Docker container, mode 7), as root and as
+// 65534: make and gcc in the working
 // directory, git init, add and commit, go build with GOCACHE in the
 // working directory (the home is read-only on this rung: docs/sandbox.md,
 // "The ladder"), and the work lands on the host.
@@ -151,16 +153,20 @@ func TestLadderRealWork(t *testing.T) {
 make -s && ./hello
 git init -q && git add hello.c Makefile && git -c user.name=w -c user.email=w@example.com commit -qm init && git log --oneline | wc -l
 cd app && GOCACHE=$PWD/.gocache GOFLAGS=-buildvcs=false go build -o app . && ./app`
-			r := runHostile(t, u, dir, nil, cloneEPERM.arg, script)
-			if r.status != 0 || r.stdout != "hello from gcc\n1\n" || !strings.Contains(r.stderr, "go build ok") {
-				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
-			}
-			if !strings.Contains(r.stderr, "landlock rung") {
-				t.Errorf("not on the landlock rung:\n%s", r.stderr)
-			}
-			for _, p := range []string{"hello", ".git/HEAD", "app/app"} {
-				if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-					t.Errorf("%s on the host: %v", p, err)
+			for _, mode := range []string{cloneEPERM.arg, "7"} {
+				os.RemoveAll(filepath.Join(dir, ".git"))
+				os.Remove(filepath.Join(dir, "hello"))
+				r := runHostile(t, u, dir, nil, mode, script)
+				if r.status != 0 || r.stdout != "hello from gcc\n1\n" || !strings.Contains(r.stderr, "go build ok") {
+					t.Fatalf("mode %s: status %d\nstdout:\n%s\nstderr:\n%s", mode, r.status, r.stdout, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "landlock rung") {
+					t.Errorf("mode %s: not on the landlock rung:\n%s", mode, r.stderr)
+				}
+				for _, p := range []string{"hello", ".git/HEAD", "app/app"} {
+					if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+						t.Errorf("mode %s: %s on the host: %v", mode, p, err)
+					}
 				}
 			}
 		})

@@ -19,6 +19,9 @@
 //	5  a user namespace whose user.max_user_namespaces is 0 (ENOSPC)
 //	6  mode 1, and no Landlock: landlock_create_ruleset, landlock_add_rule
 //	   and landlock_restrict_self give ENOSYS (gVisor, an old kernel)
+//	7  docker-default: moby's real default seccomp profile, resolved for
+//	   Docker's default capabilities, and (as root) those capabilities
+//	   only, as a process in a default Docker container has them
 //
 // Modes 1 to 4 load a seccomp filter with no_new_privs, which needs no
 // privilege, so the harness runs as any uid. Mode 5 re-executes the harness
@@ -65,8 +68,8 @@ func run(args []string, inUserns bool) error {
 		return fmt.Errorf("missing arguments\n%s", usage)
 	}
 	mode, err := strconv.Atoi(args[0])
-	if err != nil || mode < 0 || mode > 6 {
-		return fmt.Errorf("%q is not a mode (0 to 6)\n%s", args[0], usage)
+	if err != nil || mode < 0 || mode > 7 {
+		return fmt.Errorf("%q is not a mode (0 to 7)\n%s", args[0], usage)
 	}
 	probe := len(args) == 2 && args[1] == "probe"
 	if !probe && (args[1] != "--" || len(args) < 3) {
@@ -77,6 +80,10 @@ func run(args []string, inUserns bool) error {
 		os.Exit(reexecInUserns(args))
 	case mode == 5:
 		if err := noMoreUserns(); err != nil {
+			return err
+		}
+	case mode == 7:
+		if err := dockerDefault(); err != nil {
 			return err
 		}
 	case mode > 0:
