@@ -51,6 +51,8 @@ type doctorReport struct {
 	// Rung is what would confine commands: full, landlock, seccomp or
 	// none (docs/sandbox.md, "The ladder").
 	Rung     string          `json:"rung"`
+	// Rungs are the rungs tried, in order, with what came of each.
+	Rungs    []rungResult    `json:"rungs"`
 	Status   int             `json:"status"`
 	Reason   string          `json:"reason"`
 	Denial   *denial         `json:"denial,omitempty"`
@@ -62,6 +64,13 @@ type doctorReport struct {
 	Seccomp  []policyGroup   `json:"seccomp_policy"`
 }
 
+type rungResult struct {
+	Rung   string `json:"rung"`
+	Result string `json:"result"` // ok, denied, refused (Landlock absent or refused), failed
+	Step   string `json:"step,omitempty"`
+	Errno  string `json:"errno,omitempty"`
+}
+
 type denial struct {
 	Mode  int    `json:"mode"`
 	Step  string `json:"step"`
@@ -70,7 +79,7 @@ type denial struct {
 
 type stepResult struct {
 	Step   string `json:"step"`
-	Result string `json:"result"` // ok, denied, failed, not-reached
+	Result string `json:"result"` // ok, denied, refused (Landlock absent or refused), failed, not-reached
 	Errno  string `json:"errno,omitempty"`
 }
 
@@ -118,7 +127,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 
 // diagnose runs the probe jail and decides the verdict.
 func diagnose() *doctorReport {
-	rep := &doctorReport{Schema: doctorSchema, Facts: gatherFacts(), Seccomp: policySummary(), Steps: []stepResult{}}
+	rep := &doctorReport{Schema: doctorSchema, Facts: gatherFacts(), Seccomp: policySummary(), Steps: []stepResult{}, Rungs: []rungResult{}}
 	cfg, err := config.Load(os.Environ())
 	var j *jailer.Jailer
 	dir, derr := os.Getwd()
@@ -141,6 +150,20 @@ func diagnose() *doctorReport {
 	rep.Home = homeReport(j.Home(), cfg)
 	rep.Steps = stepResults(v)
 	rep.Rung = j.Rung().String()
+	for _, t := range j.Tried() {
+		r := rungResult{Rung: t.Rung.String(), Result: "ok"}
+		switch t.Verdict.Kind {
+		case verdict.Ran, verdict.NotExecutable:
+		case verdict.Denied, verdict.Refused:
+			r.Result, r.Step, r.Errno = "denied", t.Verdict.Step.String(), errnoName(t.Verdict.Errno)
+		default:
+			r.Result, r.Step, r.Errno = "failed", t.Verdict.Step.String(), errnoName(t.Verdict.Errno)
+			if _, down := verdict.StepDown(t.Rung, t.Verdict); down {
+				r.Result = "refused" // absent or refused: a step down, as a denial is
+			}
+		}
+		rep.Rungs = append(rep.Rungs, r)
+	}
 	if _, refused := j.Refused(); refused || cfg.NoSandbox {
 		// Below WSH_REQUIRE_SANDBOX's floor no command runs; opted out,
 		// none is confined.

@@ -64,6 +64,17 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  %s\t%s\n", g.Group, strings.Join(g.Refuses, ", "))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nrungs tried:")
+	for _, r := range rep.Rungs {
+		fmt.Fprintf(w, " %s %s", r.Rung, r.Result)
+		if r.Step != "" {
+			fmt.Fprintf(w, " (%s %s)", r.Step, r.Errno)
+		}
+		fmt.Fprint(w, ";")
+	}
+	if len(rep.Rungs) == 0 {
+		fmt.Fprint(w, " none")
+	}
 	fmt.Fprintf(w, "\nrung in force: %s\n", rep.Rung)
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n  %s\n", rep.Verdict, rep.Status, rep.Reason)
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -416,5 +417,31 @@ func TestLadderOwnTerminal(t *testing.T) {
 	s := out.String()
 	if err != nil || !strings.Contains(s, "via-stdout") || !strings.Contains(s, "via-stderr") || strings.Contains(s, "Permission denied") {
 		t.Errorf("%v\n%s", err, s)
+	}
+}
+
+// TestLadderDoctor: wsh doctor shows each rung tried, with what refused
+// it, and the rung in force: with no Landlock (mode 6), the full jail
+// denied at clone, Landlock refused with ENOSYS, the seccomp rung in force.
+func TestLadderDoctor(t *testing.T) {
+	dir := workDir(t, root)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := hostileCmd(t, ctx, root, dir, nil, "6", "")
+	cmd.Args = append(cmd.Args[:4], "doctor", "--json")
+	out, _ := cmd.Output()
+	var rep struct {
+		Rung  string `json:"rung"`
+		Rungs []struct {
+			Rung, Result, Step, Errno string
+		} `json:"rungs"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := fmt.Sprint(rep.Rungs)
+	if want := "[{full denied clone EPERM} {landlock refused landlock ENOSYS} {seccomp ok  }]"; got != want || rep.Rung != "seccomp" || rep.Verdict != "would-degrade" {
+		t.Errorf("rung %s, verdict %s, rungs %s; want seccomp, would-degrade, %s", rep.Rung, rep.Verdict, got, want)
 	}
 }

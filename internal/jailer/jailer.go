@@ -40,7 +40,9 @@ type Jailer struct {
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
-	rung   proto.Rung
+	rung proto.Rung
+	// tried are the rungs decide made a jail on, with their verdicts.
+	tried  []RungTry
 	shmDir proto.PathID // fifoDir, bound read-only in the jail
 	warn   io.Writer
 	state  verdict.State
@@ -347,6 +349,7 @@ func (j *Jailer) decide(dir string) {
 	// Made, or failed for another reason: the host did not refuse it,
 	// so no later refusal may degrade. A denial degrades now, or, with
 	// RequireSandbox, each command fails closed on its own attempt.
+	j.tried = append(j.tried, RungTry{proto.RungFull, v})
 	switch v = j.state.Settle(v); v.Kind {
 	case verdict.Denied, verdict.Refused:
 		j.releaseHome()
@@ -369,6 +372,7 @@ func (j *Jailer) decide(dir string) {
 			return
 		}
 		lv, _, _ := j.probe(ctx, dir, j.rung)
+		j.tried = append(j.tried, RungTry{j.rung, lv})
 		if next, down = verdict.StepDown(j.rung, lv); down {
 			continue
 		}
@@ -401,6 +405,16 @@ func (j *Jailer) belowFloor() (verdict.Verdict, bool) {
 	v, degraded := j.state.Degraded()
 	return v, degraded && j.rung > j.floor()
 }
+
+// A RungTry is one rung decide made a jail on, and what came of it.
+type RungTry struct {
+	Rung    proto.Rung
+	Verdict verdict.Verdict
+}
+
+// Tried returns the rungs decide made a jail on, in order, with their
+// verdicts (none when opted out).
+func (j *Jailer) Tried() []RungTry { return append([]RungTry(nil), j.tried...) }
 
 // Rung is the rung of the ladder that the Jailer's commands get.
 func (j *Jailer) Rung() proto.Rung { return j.rung }
