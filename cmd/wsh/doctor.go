@@ -50,7 +50,7 @@ type doctorReport struct {
 	Verdict string `json:"verdict"`
 	// Rung is what would confine commands: full, landlock, seccomp or
 	// none (docs/sandbox.md, "The ladder").
-	Rung     string          `json:"rung"`
+	Rung string `json:"rung"`
 	// Rungs are the rungs tried, in order, with what came of each.
 	Rungs    []rungResult    `json:"rungs"`
 	Status   int             `json:"status"`
