@@ -151,12 +151,16 @@ func TestCallHandlerComposes(t *testing.T) {
 // when it returns: the Run ends as it would have, and the directory is
 // removed after.
 func TestRunAfterClose(t *testing.T) {
-	var out strings.Builder
+	// The interpreter writes from the goroutines of process
+	// substitutions, and the jail's streams are copied from others.
+	var out syncBuffer
 	r, err := shell.New(shell.StdIO(nil, &out, &out), shell.Dir(t.TempDir()), shell.Env([]string{"PATH=/usr/bin:/bin"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Run(context.Background(), "echo <(true)"); err != nil {
+	// The FIFO is read too, so that no goroutine of the interpreter's
+	// still waits on it.
+	if err := r.Run(context.Background(), "set -- <(true); echo $1; cat $1"); err != nil {
 		t.Fatal(err)
 	}
 	fifoDir := filepath.Dir(strings.TrimSpace(out.String()))
@@ -216,4 +220,28 @@ func TestCallHandlerEdges(t *testing.T) {
 	if !slices.Contains(seen, "echo") {
 		t.Errorf("the handler saw %q, not the script's echo", seen)
 	}
+}
+
+// syncBuffer is a buffer that several goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
