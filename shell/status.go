@@ -3,14 +3,13 @@ package shell
 import (
 	"fmt"
 	"syscall"
-	"time"
 
 	"wsh/internal/proto"
 )
 
 // DefaultKillTimeout is how long a cancelled command has between SIGTERM and
 // SIGKILL.
-const DefaultKillTimeout = 2 * time.Second
+const DefaultKillTimeout = proto.DefaultKillTimeout
 
 // ErrNoInit is New's error for a program that did not call jail.Init first
 // in main (a test binary: in TestMain). New returns it at once, before any

@@ -204,7 +204,8 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 		rep.Reason = "WSH_NO_SANDBOX is set: commands run unsandboxed; the jail would not work here either (" + why + ")"
 	case works:
 		rep.Verdict, rep.Status, rep.Reason = verdictConfined, doctorConfined, "every external command runs in the jail"
-	case cfg.RequireSandbox != config.FloorNone && !floorMet(cfg.RequireSandbox, rep.Rung):
+	case cfg.RequireSandbox != config.FloorNone && rep.Rung == proto.RungNone.String():
+		// diagnose set the rung to none: below the floor (Jailer.Refused).
 		rep.Verdict, rep.Status = verdictRequired, doctorWouldFail
 		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
 	case v.Kind == verdict.Denied:
@@ -240,13 +241,6 @@ func stepResults(v verdict.Verdict) []stepResult {
 		out = append(out, r)
 	}
 	return out
-}
-
-// floorMet reports whether rung is at or above floor.
-func floorMet(floor config.Floor, rung string) bool {
-	f, _ := proto.ParseRung(string(floor))
-	r, ok := proto.ParseRung(rung)
-	return ok && r <= f
 }
 
 // doctorSchema is doctorReport.Schema (docs/doctor.md).

@@ -24,10 +24,6 @@ import (
 	"wsh/internal/verdict"
 )
 
-// DefaultKillTimeout is how long a cancelled command has between SIGTERM and
-// SIGKILL.
-const DefaultKillTimeout = 2 * time.Second
-
 // A Jailer runs external commands for an interp.Runner: in the jail, or
 // unsandboxed when opted out or after the host refused the jail. One Jailer
 // holds the degrade state of one Runner.
@@ -118,7 +114,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: DefaultKillTimeout}
+	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
 	j.state.RequireSandbox = cfg.RequireSandbox == config.FloorFull
 	projects := append([]string(nil), cfg.Writable...)
 	if startWhy == "" {

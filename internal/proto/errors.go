@@ -1,6 +1,9 @@
 package proto
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ErrNotSupported is the error where wsh has no jail: not Linux, or a wsh
 // built without cgo (no seccomp compiler, no spawn).
@@ -9,3 +12,7 @@ var ErrNotSupported = errors.New("the jail is not supported here")
 // ErrNoInit is the error for a program that did not call jail.Init first
 // in main (a test binary: in TestMain).
 var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (in a test package, in TestMain): the jail's init is this program, re-executed")
+
+// DefaultKillTimeout is how long a cancelled command has between SIGTERM
+// and SIGKILL (shell.DefaultKillTimeout).
+const DefaultKillTimeout = 2 * time.Second
