@@ -16,9 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // ladderProbe is what a command reads back on a lower rung of the ladder:
@@ -99,14 +96,7 @@ func TestLadderLowerRungs(t *testing.T) {
 				writeOwned(t, u, filepath.Join(secret, "secret"), "SECRET-1\n")
 				script := fmt.Sprintf(ladderProbe, outside, secret, port, sleeper.Process.Pid)
 				r := runHostile(t, u, dir, []string{"WSH_HIDE=" + secret}, m.mode, script)
-				got := map[string]string{}
-				for _, line := range strings.Split(r.stdout, "\n") {
-					if k, v, ok := strings.Cut(line, "="); ok {
-						got[k] = v
-					} else if k, v, ok := strings.Cut(line, ":"); ok {
-						got[k] = strings.TrimSpace(v)
-					}
-				}
+				got := probeFields(r.stdout)
 				want := map[string]string{"CapEff": caps0, "NoNewPrivs": "1", "Seccomp": "2", "Seccomp_filters": "2",
 					"work": "written", "tcp": "EACCES", "ptrace": "EPERM"}
 				if u.uid < 0 {
@@ -214,16 +204,10 @@ func TestLadderFloors(t *testing.T) {
 // refused (the ipc group); a hidden path beneath a directory this user
 // cannot list (0711) neither steps the ladder down nor is readable.
 func TestLadderReview(t *testing.T) {
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ptmx, ptsFile := newPty(t)
 	defer ptmx.Close()
-	n, err := unixPtsNumber(ptmx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts := fmt.Sprintf("/dev/pts/%d", n)
+	defer ptsFile.Close()
+	pts := ptsFile.Name()
 	locked, err := os.MkdirTemp("/var/tmp", "wsh-ladder-locked-")
 	if err != nil {
 		t.Fatal(err)
@@ -262,12 +246,7 @@ print("shm=" + ("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]))
 			os.WriteFile(filepath.Join(hiddenLater, "credentials"), []byte("AWSKEY-1\n"), 0o644)
 			r := <-done
 			want := map[string]string{"later": "refused", "locked": "refused", "shm": "EPERM", "pts": "EACCES"}
-			got := map[string]string{}
-			for _, line := range strings.Split(r.stdout, "\n") {
-				if k, v, ok := strings.Cut(line, "="); ok {
-					got[k] = v
-				}
-			}
+			got := probeFields(r.stdout)
 			for k, v := range want {
 				if got[k] != v {
 					t.Errorf("%s: %q, want %q", k, got[k], v)
@@ -281,19 +260,6 @@ print("shm=" + ("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]))
 			}
 		})
 	}
-}
-
-// unixPtsNumber unlocks the pty whose master is f and returns its number.
-func unixPtsNumber(f *os.File) (int, error) {
-	var unlock int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		return 0, e
-	}
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		return 0, e
-	}
-	return int(n), nil
 }
 
 // TestLadderProtectedPathsChanged: the landlock rung cannot keep the
@@ -388,19 +354,8 @@ func TestLadderHiddenThroughABindMount(t *testing.T) {
 // (/dev/stdout, /dev/stderr), though the host's other terminals stay out
 // of reach (TestLadderReview).
 func TestLadderOwnTerminal(t *testing.T) {
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ptmx, pts := newPty(t)
 	defer ptmx.Close()
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := unix.IoctlRetInt(int(ptmx.Fd()), unix.TIOCGPTPEER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts := os.NewFile(uintptr(fd), "pts")
 	var out bytes.Buffer
 	copied := make(chan struct{})
 	go func() { io.Copy(&out, ptmx); close(copied) }()
@@ -408,7 +363,7 @@ func TestLadderOwnTerminal(t *testing.T) {
 	defer cancel()
 	cmd := hostileCmd(t, ctx, root, workDir(t, root), nil, cloneEPERM.arg, `sh -c 'echo via-stdout > /dev/stdout; echo via-stderr > /dev/stderr'`)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
-	err = cmd.Run()
+	err := cmd.Run()
 	pts.Close()
 	select {
 	case <-copied:
@@ -444,4 +399,18 @@ func TestLadderDoctor(t *testing.T) {
 	if want := "[{full denied clone EPERM} {landlock refused landlock ENOSYS} {seccomp ok  }]"; got != want || rep.Rung != "seccomp" || rep.Verdict != "would-degrade" {
 		t.Errorf("rung %s, verdict %s, rungs %s; want seccomp, would-degrade, %s", rep.Rung, rep.Verdict, got, want)
 	}
+}
+
+// probeFields are a ladder probe's answers: KEY=VALUE lines, and the
+// KEY:<tab>VALUE lines of /proc/self/status.
+func probeFields(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = v
+		} else if k, v, ok := strings.Cut(line, ":"); ok {
+			got[k] = strings.TrimSpace(v)
+		}
+	}
+	return got
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -48,25 +49,37 @@ func TestTerminalPutBack(t *testing.T) {
 	}
 }
 
-// onATerminal runs wsh -c script as the unprivileged user with a fresh
-// pty as its controlling terminal and standard streams, and returns the
-// pty's settings before and after, and the directory it ran in.
-func onATerminal(t *testing.T, script string) (before, after unix.Termios, dir string) {
+// newPty opens a fresh pty: its master, and its terminal, named by its
+// /dev/pts path.
+func newPty(t *testing.T) (ptmx, pts *os.File) {
 	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ptmx.Close()
 	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
 		t.Fatal(err)
 	}
 	fd, err := unix.IoctlRetInt(int(ptmx.Fd()), unix.TIOCGPTPEER)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := os.NewFile(uintptr(fd), "pts")
+	return ptmx, os.NewFile(uintptr(fd), fmt.Sprintf("/dev/pts/%d", n))
+}
+
+// onATerminal runs wsh -c script as the unprivileged user with a fresh
+// pty as its controlling terminal and standard streams, and returns the
+// pty's settings before and after, and the directory it ran in.
+func onATerminal(t *testing.T, script string) (before, after unix.Termios, dir string) {
+	t.Helper()
+	ptmx, pts := newPty(t)
+	defer ptmx.Close()
 	defer pts.Close()
+	fd := int(pts.Fd())
 	b, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
