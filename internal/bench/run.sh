@@ -60,7 +60,7 @@ BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
 	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|landlock|attempt-per-exec)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
-	-test.bench '^BenchmarkPair$/^pair=(landlock-vs-opted-out|opted-out-vs-default-handler)$' \
+	-test.bench '^BenchmarkPair$/^pair=(landlock-vs-opted-out|landlock-vs-bare|opted-out-vs-default-handler)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 
 step "a script of 200 external commands (-count $COUNT)"

@@ -119,7 +119,8 @@ func attackInJail(t *testing.T, u user, env []string, files []*os.File, args ...
 	script := strings.Join(append([]string{attackBin(t)}, args...), " ")
 	cmd := wshCmd(ctx, u, workDir(t, u), append(append([]string(nil), jailEnv...), env...), "-c", script)
 	cmd.ExtraFiles = files
-	return probeOutput(t, cmd)
+	r, _ := probeOutput(t, cmd)
+	return r
 }
 
 // attackUnshared runs the probe without wsh, as u, in a throwaway
@@ -136,11 +137,13 @@ func attackUnshared(t *testing.T, u user, flags string, files []*os.File, args .
 	if u.uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
 	}
-	return probeOutput(t, cmd)
+	r, _ := probeOutput(t, cmd)
+	return r
 }
 
-// probeOutput runs cmd and decodes the one JSON object it prints.
-func probeOutput(t *testing.T, cmd *exec.Cmd) map[string]string {
+// probeOutput runs cmd and decodes the one JSON object it prints; it
+// returns what cmd wrote to stderr too.
+func probeOutput(t *testing.T, cmd *exec.Cmd) (map[string]string, string) {
 	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -152,7 +155,7 @@ func probeOutput(t *testing.T, cmd *exec.Cmd) map[string]string {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("%q printed no JSON object: %v\n%s\nstderr:\n%s", cmd.Args, err, out, stderr.String())
 	}
-	return r
+	return r, stderr.String()
 }
 
 // want is what an attempt must give, for each user ("root", "nobody"). A

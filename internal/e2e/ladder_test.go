@@ -126,7 +126,8 @@ func TestLadderLowerRungs(t *testing.T) {
 }
 
 // TestLadderRealWork: real work runs on the landlock rung (the namespaces
-// refused, mode 1; a default Docker container, mode 7), as root and as
+// refused, mode 1; mounts refused with EACCES, mode 4; a default Docker
+// container, mode 7), as root and as
 // 65534: make and gcc in the working
 // directory, git init, add and commit, go build with GOCACHE in the
 // working directory (the home is read-only on this rung: docs/sandbox.md,
@@ -144,7 +145,7 @@ func TestLadderRealWork(t *testing.T) {
 make -s && ./hello
 git init -q && git add hello.c Makefile && git -c user.name=w -c user.email=w@example.com commit -qm init && git log --oneline | wc -l
 cd app && GOCACHE=$PWD/.gocache GOFLAGS=-buildvcs=false go build -o app . && ./app`
-			for _, mode := range []string{cloneEPERM.arg, "7"} {
+			for _, mode := range []string{cloneEPERM.arg, mountEACCES.arg, "7"} {
 				os.RemoveAll(filepath.Join(dir, ".git"))
 				os.Remove(filepath.Join(dir, "hello"))
 				r := runHostile(t, u, dir, nil, mode, script)

@@ -23,6 +23,10 @@
 //	-unix PATH       a listener on a host unix socket at PATH
 //	-ptrace          also the ptrace attempts; only inside the jail, where
 //	                 pid 1 is the jail's init and not the host's
+//	-init N          the pid the "1" attempts of -ptrace go to (1 unless
+//	                 told): on a lower rung of the ladder, with no PID
+//	                 namespace, pid 1 is the host's init, and a process the
+//	                 test owns stands in for the jail's
 //	-tmpfs           first mount a tmpfs of this mount namespace and take the
 //	                 file handles there, where open_by_handle_at needs no
 //	                 capability of the host (throwaway namespaces only)
@@ -53,6 +57,7 @@ type config struct {
 	abstract string
 	unixPath string
 	ptrace   bool
+	init     int
 	filter   bool
 	skip     []string
 	tmpfs    bool
@@ -135,6 +140,7 @@ func parseFlags() *config {
 	flag.StringVar(&cfg.abstract, "abstract", "", "a host abstract unix socket")
 	flag.StringVar(&cfg.unixPath, "unix", "", "a host unix socket's path")
 	flag.BoolVar(&cfg.ptrace, "ptrace", false, "the ptrace attempts (inside the jail only)")
+	flag.IntVar(&cfg.init, "init", 1, `the pid the "1" ptrace attempts go to`)
 	flag.BoolVar(&cfg.tmpfs, "tmpfs", false, "take file handles on a tmpfs of this namespace")
 	flag.BoolVar(&cfg.filter, "filter", false, "load wsh's seccomp filter first")
 	flag.StringVar(&skip, "skip", "", "groups of seccomp.Policy left out of -filter")

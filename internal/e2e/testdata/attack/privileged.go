@@ -59,8 +59,8 @@ func ptrace(r results, cfg *config) {
 		r["ptrace(PTRACE_ATTACH, host pid)"] = attach(cfg.hostPID)
 		r["process_vm_readv(host pid)"] = readMem(cfg.hostPID)
 	}
-	r["ptrace(PTRACE_ATTACH, 1)"] = attach(1)
-	r["process_vm_readv(1)"] = readMem(1)
+	r["ptrace(PTRACE_ATTACH, 1)"] = attach(cfg.init)
+	r["process_vm_readv(1)"] = readMem(cfg.init)
 	r["process_vm_readv(self)"] = readMem(os.Getpid())
 	child := exec.Command("/bin/sleep", "60")
 	if err := child.Start(); err != nil {
