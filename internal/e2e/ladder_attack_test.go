@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -257,5 +258,49 @@ func TestLadderTools(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLadderHostUnixSocketPath is TestContainmentHostUnixSocketPath on the
+// landlock rung of a default Docker container (mode 7), as root and as
+// 65534: by default no host socket is reachable (the unix group);
+// WSH_UNIX_SOCKETS=allow makes them reachable as documented, but not while
+// WSH_HIDE names a path: Landlock does not govern connect(2) to a socket's
+// path, so a socket beneath a hidden path (gpg-agent's in ~/.gnupg) would be
+// in reach, and the rung withholds the setting and says so.
+func TestLadderHostUnixSocketPath(t *testing.T) {
+	const a = "connect(host unix socket path)"
+	allow := "WSH_UNIX_SOCKETS=allow"
+	floor := "WSH_REQUIRE_SANDBOX=landlock"
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			varTmp := socketDir(t, "/var/tmp")
+			hidden := socketDir(t, filepath.Dir(wshBin))
+			for _, c := range []struct {
+				name, sock string
+				env        []string
+				refused    bool
+			}{
+				{"/var/tmp", filepath.Join(varTmp, "s"), []string{floor}, true},
+				{"allowed, and hidden by WSH_HIDE", filepath.Join(hidden, "s"), []string{floor, allow, "WSH_HIDE=" + hidden}, true},
+				{"allowed, another path hidden", filepath.Join(varTmp, "s3"), []string{floor, allow, "WSH_HIDE=" + hidden}, true},
+				{"allowed (documented as reachable)", filepath.Join(varTmp, "s2"), []string{floor, allow}, false},
+			} {
+				l := unixListener(t, c.sock)
+				r, stderr := attackHostile(t, u, "7", c.env, nil, "-only", "net", "-unix", c.sock)
+				n := acceptedUnix(l)
+				t.Logf("%-36s rung %q, accepted %d", c.name, r[a], n)
+				switch {
+				case c.refused && (r[a] != "EPERM" || n > 0):
+					t.Errorf("HOLE: %s: a host socket is reachable from the landlock rung (%q, accepted %d)", c.name, r[a], n)
+				case !c.refused && (r[a] != "ok" || n != 1):
+					t.Errorf("%s: %q, accepted %d; want it reachable, as documented", c.name, r[a], n)
+				}
+				withheld := strings.Contains(stderr, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set")
+				if want := slices.Contains(c.env, allow) && c.refused; withheld != want {
+					t.Errorf("%s: the warning says the setting is withheld: %v, want %v\n%s", c.name, withheld, want, stderr)
+				}
+			}
+		})
 	}
 }

@@ -174,7 +174,7 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 	if j.filters[rung] != nil {
 		return nil
 	}
-	spec := proto.Spec{AllowUnix: j.allowUnix(), Rung: rung, HostNetwork: j.HostNetwork()}
+	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork()}
 	f, err := seccomp.CompileFilter(spec.SkipGroups()...)
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ type pendingProtection struct {
 func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
 	return &launch.Request{
-		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env},
+		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env},
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
@@ -324,7 +324,18 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung) (verdic
 	return v, &rb, nil
 }
 
-func (j *Jailer) allowUnix() bool { return j.cfg.UnixSockets == config.UnixAllow }
+func (j *Jailer) allowUnix(rung proto.Rung) bool {
+	return j.cfg.UnixSockets == config.UnixAllow && (rung == proto.RungFull || !j.unixWithheld())
+}
+
+// unixWithheld says that WSH_UNIX_SOCKETS=allow is not in force on the
+// rungs without namespaces: WSH_HIDE names a path, and Landlock (to ABI 7)
+// does not govern connect(2) to a socket's path, so a daemon's socket
+// beneath a hidden path (gpg-agent's in ~/.gnupg) would be in reach. The
+// filter's unix group stays, and the warning says so.
+func (j *Jailer) unixWithheld() bool {
+	return j.cfg.UnixSockets == config.UnixAllow && len(j.cfg.Hide) > 0
+}
 
 // decide makes one jail before any command runs and settles what the host
 // allows: a jail made means every later refusal fails loudly; a denial
@@ -494,7 +505,12 @@ func (j *Jailer) jailDir(dir string) string {
 // warnOnce prints the one warning of a degraded Runner, if nobody has.
 func (j *Jailer) warnOnce() {
 	if v, _ := j.state.Degraded(); j.state.Warn() && (j.WarnGate == nil || j.WarnGate()) {
-		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung, landlockABI()))
+		var withheld []string
+		if j.rung != proto.RungFull && j.unixWithheld() {
+			withheld = append(withheld, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set (Landlock cannot keep "+
+				"a unix socket beneath a hidden path from being connected to), so socket(AF_UNIX) is refused")
+		}
+		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung, landlockABI(), withheld...))
 	}
 }
 

@@ -88,9 +88,10 @@ func (s *State) get(p **Verdict) (Verdict, bool) {
 // Warning is the one warning of a Runner whose host refused the full jail
 // (v, the first denial), which runs its commands on rung r from now on:
 // what is in force, what is not, the likely cause, and wsh doctor. abi is
-// the host's Landlock ABI (0: none). It never offers the opt-out as a way
+// the host's Landlock ABI (0: none); withheld are the settings asked for
+// that the rung does not give, each with why. It never offers the opt-out as a way
 // to silence it: the warning is the truth about this host.
-func Warning(v Verdict, r proto.Rung, abi int) string {
+func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 	var in string
 	switch r {
 	case proto.RungLandlock:
@@ -115,6 +116,9 @@ func Warning(v Verdict, r proto.Rung, abi int) string {
 			"builtins and redirections obey the write and hide policy"
 	default:
 		in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
+	}
+	for _, w := range withheld {
+		in += "; " + w
 	}
 	return fmt.Sprintf("wsh: warning: %s; %s. %s. Run 'wsh doctor' for what this host allows; "+
 		"set WSH_REQUIRE_SANDBOX=1 to fail instead.", v.Message(), in, cause(v))
