@@ -5,8 +5,8 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"

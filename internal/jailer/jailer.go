@@ -115,7 +115,13 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
-	j.state.RequireSandbox = cfg.RequireSandbox == config.FloorFull
+	if cfg.RequireSandbox != config.FloorNone {
+		floor, ok := proto.ParseRung(string(cfg.RequireSandbox))
+		if !ok { // Validate accepts only the rungs' names
+			return nil, fmt.Errorf("WSH_REQUIRE_SANDBOX=%s is not a rung", cfg.RequireSandbox)
+		}
+		j.state.SetFloor(floor)
+	}
 	projects := append([]string(nil), cfg.Writable...)
 	if startWhy == "" {
 		if d, err := filepath.EvalSymlinks(dir); err == nil {
@@ -392,25 +398,11 @@ func (j *Jailer) decide(dir string) {
 	j.rung = proto.RungNone
 }
 
-// floor is the lowest rung WSH_REQUIRE_SANDBOX accepts; RungNone without
-// a floor.
-func (j *Jailer) floor() proto.Rung {
-	switch j.cfg.RequireSandbox {
-	case config.FloorFull:
-		return proto.RungFull
-	case config.FloorLandlock:
-		return proto.RungLandlock
-	case config.FloorSeccomp:
-		return proto.RungSeccomp
-	}
-	return proto.RungNone
-}
-
 // belowFloor returns the host's refusal when the rung in force is below
 // the floor: no command runs then.
 func (j *Jailer) belowFloor() (verdict.Verdict, bool) {
 	v, degraded := j.state.Degraded()
-	return v, degraded && j.rung > j.floor()
+	return v, degraded && !j.state.Accepts(j.rung)
 }
 
 // A RungTry is one rung decide made a jail on, and what came of it.

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -185,7 +186,8 @@ func TestClassifyCheckedStart(t *testing.T) {
 // TestSettleRequireSandbox: with RequireSandbox a denial is Refused, never
 // degrades and never warns; a failure is remembered as the last one.
 func TestSettleRequireSandbox(t *testing.T) {
-	s := State{RequireSandbox: true}
+	var s State
+	s.SetFloor(proto.RungFull)
 	d := Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM}
 	if v := s.Settle(d); v.Kind != Refused || s.Warn() || !strings.Contains(v.Message(), "(mode 1: the host refuses the jail)") {
 		t.Errorf("a denial under RequireSandbox: %+v, %q", v, v.Message())
@@ -205,5 +207,36 @@ func TestSettleRequireSandbox(t *testing.T) {
 	s.Settle(Verdict{Kind: Ran})
 	if _, ok := s.Refused(); ok {
 		t.Error("still refusing after a jail was made")
+	}
+}
+
+// TestFloor: a floor below the full jail lets a denial degrade (the Runner
+// steps down the ladder) and accepts the rungs at or above it only; no
+// floor accepts every rung, none included.
+func TestFloor(t *testing.T) {
+	d := Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM}
+	for _, c := range []struct {
+		floor   proto.Rung
+		floored bool
+		accepts []proto.Rung
+		kind    Kind
+	}{
+		{0, false, []proto.Rung{proto.RungFull, proto.RungLandlock, proto.RungSeccomp, proto.RungNone}, Denied},
+		{proto.RungFull, true, []proto.Rung{proto.RungFull}, Refused},
+		{proto.RungLandlock, true, []proto.Rung{proto.RungFull, proto.RungLandlock}, Denied},
+		{proto.RungSeccomp, true, []proto.Rung{proto.RungFull, proto.RungLandlock, proto.RungSeccomp}, Denied},
+	} {
+		var s State
+		if c.floored {
+			s.SetFloor(c.floor)
+		}
+		if v := s.Settle(d); v.Kind != c.kind {
+			t.Errorf("floor %v (%v): a denial is %v, want %v", c.floor, c.floored, v.Kind, c.kind)
+		}
+		for r := proto.RungFull; r <= proto.RungNone; r++ {
+			if got, want := s.Accepts(r), slices.Contains(c.accepts, r); got != want {
+				t.Errorf("floor %v (%v): Accepts(%v) = %v, want %v", c.floor, c.floored, r, got, want)
+			}
+		}
 	}
 }

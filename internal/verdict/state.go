@@ -10,16 +10,32 @@ import (
 // degraded, later commands run unsandboxed without another attempt. It is
 // safe for concurrent use.
 type State struct {
-	// RequireSandbox: a denial fails the command closed (Refused) rather
-	// than degrading.
-	RequireSandbox bool
-
 	mu      sync.Mutex
+	floor   proto.Rung // the lowest rung accepted, with floored
+	floored bool
 	verdict *Verdict // the denial that degraded
-	refused *Verdict // the last denial, with RequireSandbox
+	refused *Verdict // the last denial, with the full jail as the floor
 	failed  *Verdict // the last failure
 	worked  bool     // a jail was made, or failed for another reason
 	warned  bool
+}
+
+// SetFloor makes r the lowest rung this Runner accepts (WSH_REQUIRE_SANDBOX):
+// with the full jail as the floor a denial fails the command closed
+// (Refused) rather than degrading; with a lower one, Accepts says whether
+// the rung the Runner stepped down to will do. Call it before Settle.
+func (s *State) SetFloor(r proto.Rung) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.floor, s.floored = r, true
+}
+
+// Accepts says whether commands may run on rung r: always without a
+// floor, else when r is the floor or above it.
+func (s *State) Accepts(r proto.Rung) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.floored || r <= s.floor
 }
 
 // Warn reports true exactly once, the first time it is called after the
@@ -39,7 +55,7 @@ func (s *State) Warn() bool {
 // reason than a refusal, says the host allows the jail: a denial after
 // that is not the host refusing it but a command's doing (a path made
 // inaccessible, the wsh binary's mode), and fails loudly instead of
-// degrading. With RequireSandbox a denial is Refused; otherwise the first
+// degrading. With the full jail as the floor a denial is Refused; otherwise the first
 // denial degrades the state, and Warn says who prints the one warning.
 func (s *State) Settle(v Verdict) Verdict {
 	s.mu.Lock()
@@ -47,7 +63,7 @@ func (s *State) Settle(v Verdict) Verdict {
 	switch {
 	case v.Kind == Denied && s.worked:
 		v.Kind, v.Note = Failed, "the jail worked earlier in this session, so this is not the host refusing it"
-	case v.Kind == Denied && s.RequireSandbox:
+	case v.Kind == Denied && s.floored && s.floor == proto.RungFull:
 		v.Kind = Refused
 	}
 	switch v.Kind {
