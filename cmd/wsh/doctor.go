@@ -89,7 +89,10 @@ type configView struct {
 	Writable       []string `json:"writable"`
 	Hidden         []string `json:"hidden"`
 	UnixSockets    string   `json:"unix_sockets"`
-	Network        string   `json:"network"`
+	// UnixWithheld: WSH_UNIX_SOCKETS=allow is not in force on the rung
+	// (a lower one, with WSH_HIDE set): socket(AF_UNIX) is refused.
+	UnixWithheld bool   `json:"unix_sockets_withheld"`
+	Network      string `json:"network"`
 }
 
 // homeView is what the jail's $HOME is (docs/doctor.md).
@@ -142,7 +145,7 @@ func diagnose() *doctorReport {
 		return rep
 	}
 	defer j.Close()
-	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), false, string(cfg.Network)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)
@@ -150,6 +153,7 @@ func diagnose() *doctorReport {
 	rep.Home = homeReport(j.Home(), cfg)
 	rep.Steps = stepResults(v)
 	rep.Rung = j.Rung().String()
+	rep.Config.UnixWithheld = j.UnixWithheld()
 	for _, t := range j.Tried() {
 		r := rungResult{Rung: t.Rung.String(), Result: "ok"}
 		switch t.Verdict.Kind {

@@ -27,7 +27,11 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  WSH_REQUIRE_SANDBOX\t%v\n", c.RequireSandbox)
 		fmt.Fprintf(tw, "  writable paths\t%s\n", strings.Join(c.Writable, ", "))
 		fmt.Fprintf(tw, "  hidden paths\t%s\n", strings.Join(c.Hidden, ", "))
-		fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
+		if c.UnixWithheld {
+			fmt.Fprintf(tw, "  unix sockets\t%s, withheld on this rung while WSH_HIDE is set: socket(AF_UNIX) is refused\n", c.UnixSockets)
+		} else {
+			fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
+		}
 		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
 	}
 	if h := rep.Home; h != nil {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,6 +300,22 @@ func TestLadderHostUnixSocketPath(t *testing.T) {
 				withheld := strings.Contains(stderr, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set")
 				if want := slices.Contains(c.env, allow) && c.refused; withheld != want {
 					t.Errorf("%s: the warning says the setting is withheld: %v, want %v\n%s", c.name, withheld, want, stderr)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				doc := hostileCmd(t, ctx, u, workDir(t, u), c.env, "7", "")
+				doc.Args = append(doc.Args[:4], "doctor", "--json")
+				out, _ := doc.Output() // doctor's status says the rung, not whether it ran
+				cancel()
+				var rep struct {
+					Config struct {
+						Withheld bool `json:"unix_sockets_withheld"`
+					} `json:"config"`
+				}
+				if err := json.Unmarshal(out, &rep); err != nil {
+					t.Fatalf("%s: wsh doctor --json: %v\n%s", c.name, err, out)
+				}
+				if want := slices.Contains(c.env, allow) && c.refused; rep.Config.Withheld != want {
+					t.Errorf("%s: doctor's unix_sockets_withheld is %v, want %v", c.name, rep.Config.Withheld, want)
 				}
 			}
 		})

@@ -334,11 +334,18 @@ func (j *Jailer) allowUnix(rung proto.Rung) bool {
 	return j.cfg.UnixSockets == config.UnixAllow && (rung == proto.RungFull || !j.unixWithheld())
 }
 
+// UnixWithheld says that WSH_UNIX_SOCKETS=allow is asked for and not in
+// force: the Jailer's commands run on a lower rung, and unixWithheld.
+func (j *Jailer) UnixWithheld() bool { return j.rung != proto.RungFull && j.unixWithheld() }
+
 // unixWithheld says that WSH_UNIX_SOCKETS=allow is not in force on the
 // rungs without namespaces: WSH_HIDE names a path, and Landlock (to ABI 7)
 // does not govern connect(2) to a socket's path, so a daemon's socket
 // beneath a hidden path (gpg-agent's in ~/.gnupg) would be in reach. The
-// filter's unix group stays, and the warning says so.
+// filter's unix group stays, and the warning says so. wsh's state
+// directory, hidden too, does not count: wsh makes it (0700) for the
+// copy-on-write home's layers, which the lower rungs do not use, and no
+// daemon binds a socket there.
 func (j *Jailer) unixWithheld() bool {
 	return j.cfg.UnixSockets == config.UnixAllow && len(j.cfg.Hide) > 0
 }
@@ -498,7 +505,7 @@ func (j *Jailer) jailDir(dir string) string {
 func (j *Jailer) warnOnce() {
 	if v, _ := j.state.Degraded(); j.state.Warn() && (j.WarnGate == nil || j.WarnGate()) {
 		var withheld []string
-		if j.rung != proto.RungFull && j.unixWithheld() {
+		if j.UnixWithheld() {
 			withheld = append(withheld, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set (Landlock cannot keep "+
 				"a unix socket beneath a hidden path from being connected to), so socket(AF_UNIX) is refused")
 		}
