@@ -128,6 +128,9 @@ func initMain() int {
 		return proto.ReservedStatus
 	}
 	<-notified
+	if spec.Session {
+		return serve(sigs)
+	}
 	return reap(spec, sigs)
 }
 

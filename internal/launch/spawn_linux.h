@@ -3,7 +3,7 @@
 #include <sys/types.h>
 
 enum {
-	WSH_SPAWN_FILES = 8, // at most descriptors 0..7 of the init
+	WSH_SPAWN_FILES = 9, // at most descriptors 0..8 of the init
 	WSH_SPAWN_NCAPS = 3,
 };
 

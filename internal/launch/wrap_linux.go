@@ -56,7 +56,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 		return proto.Facts{StartErr: err}
 	}
 	var started atomic.Bool
-	p, rd, cio, prot, err := start(req)
+	p, rd, cio, prot, err := start(req, nil)
 	if err != nil {
 		return startFailed(err, req.Spec.Rung, req.Spec.HostNetwork)
 	}
@@ -110,10 +110,11 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 
 // start starts the jail init: its spec on SpecFD, the sentinel's write end
 // on ReportFD, the read end of the protection's pipe on ProtectFD, the
-// request's standard streams on 0 to 2. It returns the process, the
-// sentinel's read end, the streams' copying, and the protection's write
-// end, for sendProtection.
-func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
+// request's standard streams on 0 to 2, and a session's channel, if
+// given, on SessionFD. It returns the process, the sentinel's read end,
+// the streams' copying, and the protection's write end, for
+// sendProtection.
+func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os.File, error) {
 	exe, err := exePath()
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -148,6 +149,22 @@ func start(req *Request) (*os.Process, *os.File, *childIO, *os.File, error) {
 	at := map[int]*os.File{proto.ReportFD: wr, proto.SpecFD: spec, proto.ProtectFD: prd}
 	if req.HomeMount != nil {
 		at[proto.HomeFD], at[proto.HomeLockFD] = req.HomeMount, req.HomeLock
+	}
+	if session != nil {
+		at[proto.SessionFD] = session
+		if req.HomeMount == nil {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				wr.Close()
+				rd.Close()
+				pwr.Close()
+				cio.closeChildEnds()
+				cio.closeParentEnds()
+				return nil, nil, nil, nil, err
+			}
+			defer null.Close()
+			at[proto.HomeFD], at[proto.HomeLockFD] = null, null
+		}
 	}
 	files, err := childFiles(cio.child, at)
 	if err != nil {

@@ -48,6 +48,11 @@ type Spec struct {
 	AllowUnix bool
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool
+	// Session makes the init a session's: after its setup it runs no
+	// target of its own, but forks each command it is sent on SessionFD
+	// inside the jail (SessionRun), until wsh closes its end. Path and
+	// Args are then empty.
+	Session bool
 	// Rung is the rung of the ladder the init sets up: RungFull (the
 	// namespaces), or RungLandlock or RungSeccomp, where the init is in
 	// the host's namespaces and execs the target itself.
@@ -86,7 +91,7 @@ const (
 const ProtectFD = 5
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x06"
+const specMagic = "wsh-spec\x07"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -106,6 +111,9 @@ func (s *Spec) Encode() ([]byte, error) {
 	}
 	if s.ProtectLater {
 		flags |= 4
+	}
+	if s.Session {
+		flags |= 8
 	}
 	e.b = append(e.b, flags, byte(s.Rung))
 	e.ids(s.Writable)
@@ -136,7 +144,7 @@ func ReadSpec(r io.Reader) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jail init: spec: %w", err)
 	}
-	if s.Path == "" || len(s.Args) == 0 || s.Dir == "" {
+	if s.Dir == "" || !s.Session && (s.Path == "" || len(s.Args) == 0) || s.Session && (s.Path != "" || len(s.Args) != 0) {
 		return nil, errors.New("jail init: incomplete spec")
 	}
 	return s, nil
@@ -151,7 +159,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	d := decoder{b: b[len(specMagic):]}
 	var s Spec
 	flags := d.byte()
-	s.AllowUnix, s.HostNetwork, s.ProtectLater = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	s.AllowUnix, s.HostNetwork, s.ProtectLater, s.Session = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	s.Rung = Rung(d.byte())
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
@@ -165,7 +173,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^7 != 0 || s.Rung >= RungNone {
+	if d.bad || len(d.b) != 0 || flags&^15 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull {
 		return nil, errSpec
 	}
 	return &s, nil

@@ -1,0 +1,265 @@
+//go:build linux && cgo
+
+package launch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
+)
+
+// ErrSessionEnded is a command sent to a session whose jail has ended.
+var ErrSessionEnded = errors.New("the session's jail has ended")
+
+// A Session is one jail whose init forks every command it is sent
+// (proto.Spec.Session): the namespaces, mounts and filter are set up once,
+// and each command costs a fork and an exec inside the jail. Its channel
+// is a SOCK_SEQPACKET socketpair; wsh's end is close-on-exec, the init's
+// is proto.SessionFD, marked close-on-exec by its setup.
+type Session struct {
+	rung proto.Rung
+	p    *os.Process
+	sock *os.File
+
+	wmu  sync.Mutex // one message at a time
+	mu   sync.Mutex
+	id   uint64
+	wait map[uint64]chan proto.SessionMsg
+	end  chan struct{} // closed when the channel has ended
+	gone chan struct{} // closed once the init is reaped
+}
+
+// A Command is one command for a Session.
+type Command struct {
+	Path   string
+	Args   []string
+	Env    []string
+	Dir    string
+	Umask  uint32
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// KillTimeout is how long a cancelled command has after SIGTERM
+	// before it is killed, and how long its standard streams' copies may
+	// go on after it has exited (0: exitGrace).
+	KillTimeout time.Duration
+}
+
+// StartSession starts a session's jail from req (req.Spec.Session set,
+// no Path or Args; req's streams are the init's own) and returns it once
+// its setup is over. When the jail was not made, it returns nil and the
+// facts, for verdict.Classify to judge as any launch's.
+func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
+	if err := ctx.Err(); err != nil {
+		return nil, proto.Facts{StartErr: err}
+	}
+	ours, theirs, err := seqpacketPair()
+	if err != nil {
+		return nil, proto.Facts{Rung: req.Spec.Rung, StartErr: err}
+	}
+	p, rd, cio, prot, err := start(req, theirs)
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, startFailed(err, req.Spec.Rung, req.Spec.HostNetwork)
+	}
+	defer rd.Close()
+	go sendProtection(ctx, prot, req)
+	cio.start()
+	b := readSentinel(rd, nil)
+	if r, ok := proto.DecodeReport(b); ok || len(b) > 0 {
+		// Not made: the init exits with the reserved status.
+		ours.Close()
+		state, _ := p.Wait()
+		cio.wait(exitGrace)
+		out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
+		if ok {
+			out.Report = &r
+		}
+		return nil, out
+	}
+	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, wait: map[uint64]chan proto.SessionMsg{},
+		end: make(chan struct{}), gone: make(chan struct{})}
+	go s.read()
+	go func() {
+		p.Wait()
+		cio.wait(exitGrace)
+		close(s.gone)
+	}()
+	return s, proto.Facts{Rung: req.Spec.Rung}
+}
+
+// seqpacketPair is a connected SOCK_SEQPACKET pair, both ends close-on-exec.
+func seqpacketPair() (ours, theirs *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socketpair", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "wsh-session"), os.NewFile(uintptr(fds[1]), "wsh-session-init"), nil
+}
+
+// read takes the init's messages and hands each to its command's waiter.
+func (s *Session) read() {
+	defer func() {
+		s.mu.Lock()
+		close(s.end)
+		s.mu.Unlock()
+	}()
+	buf := make([]byte, 64)
+	for {
+		n, _, _, _, err := unix.Recvmsg(int(s.sock.Fd()), buf, nil, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		m, err := proto.DecodeSessionMsg(buf[:n])
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		ch := s.wait[m.ID]
+		if m.Kind != proto.MsgStarted {
+			delete(s.wait, m.ID)
+		}
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+// Run runs c in the session and returns what wsh saw: the command's
+// status, or a report of its fork or exec failing (proto.StepExec, the
+// errno), or a StartErr when the session has ended.
+func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
+	if err := ctx.Err(); err != nil {
+		return proto.Facts{Rung: s.rung, StartErr: err}
+	}
+	cio, err := newChildIO(c.Stdin, c.Stdout, c.Stderr)
+	if err != nil {
+		return proto.Facts{Rung: s.rung, StartErr: err}
+	}
+	ch := make(chan proto.SessionMsg, 2)
+	s.mu.Lock()
+	select {
+	case <-s.end:
+		s.mu.Unlock()
+		cio.closeChildEnds()
+		cio.closeParentEnds()
+		return proto.Facts{Rung: s.rung, StartErr: ErrSessionEnded}
+	default:
+	}
+	s.id++
+	id := s.id
+	s.wait[id] = ch
+	s.mu.Unlock()
+	err = s.send(id, c, cio.child)
+	cio.closeChildEnds()
+	if err != nil {
+		s.forget(id)
+		cio.closeParentEnds()
+		return proto.Facts{Rung: s.rung, StartErr: err}
+	}
+	cio.start()
+	grace := c.KillTimeout
+	if grace <= 0 {
+		grace = exitGrace
+	}
+	out := proto.Facts{Rung: s.rung}
+	select {
+	case m := <-ch:
+		if m.Kind == proto.MsgFailed {
+			cio.wait(grace)
+			out.Report = &proto.Report{Step: proto.StepExec, Errno: syscall.Errno(m.Value)}
+			out.Status = proto.ReservedStatus
+			return out
+		}
+	case <-s.end:
+		cio.wait(grace)
+		return proto.Facts{Rung: s.rung, StartErr: ErrSessionEnded}
+	}
+	out.Status = s.await(ctx, id, ch, c.KillTimeout)
+	cio.wait(grace)
+	return out
+}
+
+// await waits for the command id to exit and returns its status. A
+// cancelled command's process group gets SIGTERM, and SIGKILL killTimeout
+// later (at once with none).
+func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration) int {
+	done := ctx.Done()
+	var kill <-chan time.Time
+	for {
+		select {
+		case m := <-ch:
+			return int(m.Value)
+		case <-s.end:
+			return proto.SignalStatus(syscall.SIGKILL)
+		case <-done:
+			done = nil
+			if killTimeout <= 0 {
+				s.signal(id, syscall.SIGKILL)
+				continue
+			}
+			s.signal(id, syscall.SIGTERM)
+			t := time.NewTimer(killTimeout)
+			defer t.Stop()
+			kill = t.C
+		case <-kill:
+			kill = nil
+			s.signal(id, syscall.SIGKILL)
+		}
+	}
+}
+
+// send sends the Run of id: its SessionRun in a memfd, and the streams.
+func (s *Session) send(id uint64, c *Command, stdio [3]*os.File) error {
+	r := proto.SessionRun{ID: id, Umask: c.Umask, Dir: c.Dir, Path: c.Path, Args: c.Args, Env: c.Env}
+	b, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	mf, err := memFile(b)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	rights := unix.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()), int(mf.Fd()))
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return os.NewSyscallError("sendmsg", unix.Sendmsg(int(s.sock.Fd()), proto.SessionMsg{Kind: proto.MsgRun, ID: id}.Encode(), rights, nil, 0))
+}
+
+// signal sends sig to the process group of the command id.
+func (s *Session) signal(id uint64, sig syscall.Signal) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	unix.Sendmsg(int(s.sock.Fd()), proto.SessionMsg{Kind: proto.MsgSignal, ID: id, Value: uint32(sig)}.Encode(), nil, nil, 0)
+}
+
+func (s *Session) forget(id uint64) {
+	s.mu.Lock()
+	delete(s.wait, id)
+	s.mu.Unlock()
+}
+
+// Close ends the session: the init kills and reaps every process of the
+// jail, and Close returns once it is gone.
+func (s *Session) Close() error {
+	s.wmu.Lock()
+	err := unix.Shutdown(int(s.sock.Fd()), unix.SHUT_RDWR)
+	s.wmu.Unlock()
+	<-s.gone
+	s.sock.Close()
+	return err
+}

@@ -1,0 +1,139 @@
+//go:build linux && cgo
+
+package launch
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wsh/internal/proto"
+)
+
+// startSession starts a session whose jail's working directory is a fresh
+// writable temporary directory, and ends it with the test.
+func startSession(t *testing.T) (*Session, string) {
+	t.Helper()
+	req, stderr := jailRequest(t, "true")
+	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+	s, f := StartSession(context.Background(), req)
+	if s == nil {
+		t.Fatalf("the session's jail was not made: %+v (report %+v)\n%s", f, f.Report, stderr)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, req.Spec.Dir
+}
+
+// sh runs script with sh -c in the session and returns its status and
+// what it printed.
+func sh(t *testing.T, s *Session, dir, script string) (int, string) {
+	t.Helper()
+	path, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := s.Run(ctx, &Command{Path: path, Args: []string{"sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Umask: 0o022, Stdout: &out, Stderr: &out})
+	if f.StartErr != nil || f.Report != nil {
+		t.Fatalf("%q in the session: %+v (report %+v)\n%s", script, f, f.Report, out.String())
+	}
+	return f.Status, out.String()
+}
+
+// TestSessionCommandsShareTheJail: commands of one session are forked in
+// one jail: a second command sees the first's background process (one PID
+// namespace) and its files; each has the confinement read back from the
+// kernel (no capabilities, no_new_privs, the filter), its own process
+// group, its umask and its status; none sees the session's channel.
+func TestSessionCommandsShareTheJail(t *testing.T) {
+	s, dir := startSession(t)
+	if st, out := sh(t, s, dir, "sleep 300 & echo $! > bg; echo started"); st != 0 || out != "started\n" {
+		t.Fatalf("first command: %d %q", st, out)
+	}
+	st, out := sh(t, s, dir, `kill -0 $(cat bg) && echo bg-alive
+grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status
+echo pgrp=$(cut -d' ' -f5 /proc/self/stat) pid=$$
+umask
+ls /proc/self/fd | tr '\n' ' '; echo
+readlink /proc/1/fd/8 || echo channel-refused
+exit 7`)
+	if st != 7 {
+		t.Errorf("status %d, want 7\n%s", st, out)
+	}
+	if strings.Contains(out, "socket:[") {
+		t.Errorf("a command read the session's channel in PID 1's descriptors:\n%s", out)
+	}
+	for _, w := range []string{"bg-alive\n", "CapEff:\t0000000000000000\n", "CapBnd:\t0000000000000000\n", "NoNewPrivs:\t1\n", "Seccomp:\t2\n", "0022\n", "0 1 2 3 \n", "channel-refused\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("second command: no %q in\n%s", w, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "pgrp=") {
+			f := strings.Fields(l)
+			if strings.TrimPrefix(f[0], "pgrp=") != strings.TrimPrefix(f[1], "pid=") {
+				t.Errorf("the command is not the leader of its own process group: %s", l)
+			}
+		}
+	}
+}
+
+// TestSessionCancel: a cancelled command's process group gets SIGTERM;
+// one that ignores it gets SIGKILL after the kill timeout.
+func TestSessionCancel(t *testing.T) {
+	s, dir := startSession(t)
+	for _, c := range []struct {
+		script string
+		want   int
+	}{{"sleep 300", proto.SignalStatus(syscall.SIGTERM)}, {"trap '' TERM; sleep 300", proto.SignalStatus(syscall.SIGKILL)}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		f := s.Run(ctx, &Command{Path: "/bin/sh", Args: []string{"sh", "-c", c.script}, Dir: dir, KillTimeout: 300 * time.Millisecond})
+		cancel()
+		if f.Status != c.want {
+			t.Errorf("%q cancelled: status %d, want %d", c.script, f.Status, c.want)
+		}
+	}
+}
+
+// TestSessionFailedExec: a command whose exec fails never ran, and says
+// why; the session goes on.
+func TestSessionFailedExec(t *testing.T) {
+	s, dir := startSession(t)
+	f := s.Run(context.Background(), &Command{Path: "/nonexistent", Args: []string{"x"}, Dir: dir})
+	if f.Report == nil || f.Report.Step != proto.StepExec || f.Report.Errno != syscall.ENOENT {
+		t.Errorf("exec of a missing file: %+v (report %+v)", f, f.Report)
+	}
+	if st, out := sh(t, s, dir, "echo ok"); st != 0 || out != "ok\n" {
+		t.Errorf("after the failure: %d %q", st, out)
+	}
+}
+
+// TestSessionClose: Close ends every process of the session, those it
+// left running in the background too.
+func TestSessionClose(t *testing.T) {
+	s, dir := startSession(t)
+	sh(t, s, dir, "setsid sleep 300 & sleep 300 & echo $! > bg")
+	pid := s.p.Pid
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("the session's init is still there after Close: %v", err)
+	}
+	out, _ := exec.Command("pgrep", "-f", "^sleep 300$").Output()
+	for _, p := range strings.Fields(string(out)) {
+		if b, err := os.ReadFile("/proc/" + p + "/environ"); err == nil && bytes.Contains(b, []byte("PATH=/usr/bin:/bin")) && len(b) < 40 {
+			t.Errorf("a process of the session is left: %s", p)
+		}
+	}
+	if f := s.Run(context.Background(), &Command{Path: "/bin/true", Args: []string{"true"}, Dir: dir}); f.StartErr != ErrSessionEnded {
+		t.Errorf("a command after Close: %+v, want ErrSessionEnded", f)
+	}
+}
