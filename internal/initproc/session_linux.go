@@ -113,12 +113,13 @@ func (s *server) run(id uint64, fds []int) {
 		return
 	}
 	s.byID[id], s.ids[pid] = pid, id
+	// Started goes before the reaper can send Exited, which waits for mu.
+	s.send(proto.SessionMsg{Kind: proto.MsgStarted, ID: id, Value: uint32(pid)})
 	s.mu.Unlock()
 	select {
 	case s.forked <- struct{}{}:
 	default:
 	}
-	s.send(proto.SessionMsg{Kind: proto.MsgStarted, ID: id, Value: uint32(pid)})
 }
 
 // readRun reads a SessionRun from the memfd fd.

@@ -28,7 +28,9 @@ type childIO struct {
 	closeAt []*os.File  // ours to close once the child has them
 	parent  []*os.File  // our ends of the pipes
 	copies  []func()
+	outputs int // how many of copies, from the first, write to the caller
 	wg      sync.WaitGroup
+	outWG   sync.WaitGroup // the copies that write to the caller's writers
 }
 
 func newChildIO(stdin io.Reader, stdout, stderr io.Writer) (*childIO, error) {
@@ -84,10 +86,11 @@ func (c *childIO) output(w io.Writer) (*os.File, error) {
 	}
 	c.closeAt = append(c.closeAt, pw)
 	c.parent = append(c.parent, pr)
-	c.copies = append(c.copies, func() {
+	c.copies = append([]func(){func() {
 		io.Copy(w, pr)
 		pr.Close()
-	})
+	}}, c.copies...)
+	c.outputs++
 	return pw, nil
 }
 
@@ -134,10 +137,17 @@ func (c *childIO) devNull(flag int) (*os.File, error) {
 
 // start starts the copying, once the child has its ends.
 func (c *childIO) start() {
-	for _, f := range c.copies {
+	for i, f := range c.copies {
+		out := i < c.outputs
 		c.wg.Add(1)
+		if out {
+			c.outWG.Add(1)
+		}
 		go func() {
 			defer c.wg.Done()
+			if out {
+				defer c.outWG.Done()
+			}
 			f()
 		}()
 	}
@@ -145,8 +155,10 @@ func (c *childIO) start() {
 
 // wait waits for the copying to end, after the child has exited: at most
 // delay, as os/exec's WaitDelay does, because a process outside the jail
-// may hold a pipe the jail handed it. Then our ends are closed, which ends
-// every copy but one blocked reading the caller's stdin.
+// (or, in a session, one the command left running) may hold a pipe the
+// jail handed it. Then our ends are closed, which ends every copy but one
+// blocked reading the caller's stdin, and wait returns once the copies to
+// the caller's writers have ended: none writes to them after it.
 func (c *childIO) wait(delay time.Duration) {
 	done := make(chan struct{})
 	go func() {
@@ -159,6 +171,7 @@ func (c *childIO) wait(delay time.Duration) {
 	case <-done:
 	case <-t.C:
 		c.closeParentEnds()
+		c.outWG.Wait()
 	}
 }
 

@@ -28,6 +28,7 @@ type Session struct {
 	rung proto.Rung
 	p    *os.Process
 	sock *os.File
+	fd   int // sock's, taken once: Close closes sock only after read ends
 
 	wmu  sync.Mutex // one message at a time
 	mu   sync.Mutex
@@ -86,7 +87,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		}
 		return nil, out
 	}
-	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, wait: map[uint64]chan proto.SessionMsg{},
+	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, fd: int(ours.Fd()), wait: map[uint64]chan proto.SessionMsg{},
 		end: make(chan struct{}), gone: make(chan struct{})}
 	go s.read()
 	go func() {
@@ -115,7 +116,7 @@ func (s *Session) read() {
 	}()
 	buf := make([]byte, 64)
 	for {
-		n, _, _, _, err := unix.Recvmsg(int(s.sock.Fd()), buf, nil, 0)
+		n, _, _, _, err := unix.Recvmsg(s.fd, buf, nil, 0)
 		if err == unix.EINTR {
 			continue
 		}
@@ -178,10 +179,15 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 	out := proto.Facts{Rung: s.rung}
 	select {
 	case m := <-ch:
-		if m.Kind == proto.MsgFailed {
+		switch m.Kind {
+		case proto.MsgFailed:
 			cio.wait(grace)
 			out.Report = &proto.Report{Step: proto.StepExec, Errno: syscall.Errno(m.Value)}
 			out.Status = proto.ReservedStatus
+			return out
+		case proto.MsgExited: // the init sends Started first; never trust order alone
+			cio.wait(grace)
+			out.Status = int(m.Value)
 			return out
 		}
 	case <-s.end:
@@ -237,14 +243,14 @@ func (s *Session) send(id uint64, c *Command, stdio [3]*os.File) error {
 	rights := unix.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()), int(mf.Fd()))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return os.NewSyscallError("sendmsg", unix.Sendmsg(int(s.sock.Fd()), proto.SessionMsg{Kind: proto.MsgRun, ID: id}.Encode(), rights, nil, 0))
+	return os.NewSyscallError("sendmsg", unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgRun, ID: id}.Encode(), rights, nil, 0))
 }
 
 // signal sends sig to the process group of the command id.
 func (s *Session) signal(id uint64, sig syscall.Signal) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	unix.Sendmsg(int(s.sock.Fd()), proto.SessionMsg{Kind: proto.MsgSignal, ID: id, Value: uint32(sig)}.Encode(), nil, nil, 0)
+	unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgSignal, ID: id, Value: uint32(sig)}.Encode(), nil, nil, 0)
 }
 
 func (s *Session) forget(id uint64) {
@@ -257,9 +263,14 @@ func (s *Session) forget(id uint64) {
 // jail, and Close returns once it is gone.
 func (s *Session) Close() error {
 	s.wmu.Lock()
-	err := unix.Shutdown(int(s.sock.Fd()), unix.SHUT_RDWR)
+	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
 	s.wmu.Unlock()
 	<-s.gone
-	s.sock.Close()
+	<-s.end
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if cerr := s.sock.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }

@@ -137,3 +137,46 @@ func TestSessionClose(t *testing.T) {
 		t.Errorf("a command after Close: %+v, want ErrSessionEnded", f)
 	}
 }
+
+// BenchmarkSessionExec is one /bin/true forked in a session's jail against
+// one bare fork and exec of it, paired: each iteration runs both, in
+// alternating order (A-ns/op the session's, B-ns/op the bare one's).
+func BenchmarkSessionExec(b *testing.B) {
+	t := &testing.T{}
+	req, _ := jailRequest(t, "true")
+	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+	s, f := StartSession(context.Background(), req)
+	if s == nil {
+		b.Fatalf("no session: %+v", f)
+	}
+	defer s.Close()
+	c := &Command{Path: "/bin/true", Args: []string{"true"}, Dir: req.Spec.Dir}
+	var ta, tb time.Duration
+	session := func() {
+		start := time.Now()
+		if f := s.Run(context.Background(), c); f.Status != 0 || f.Report != nil || f.StartErr != nil {
+			b.Fatalf("%+v", f)
+		}
+		ta += time.Since(start)
+	}
+	bare := func() {
+		start := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		tb += time.Since(start)
+	}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			session()
+			bare()
+		} else {
+			bare()
+			session()
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(ta.Nanoseconds())/n, "A-ns/op")
+	b.ReportMetric(float64(tb.Nanoseconds())/n, "B-ns/op")
+	b.ReportMetric(float64(ta)/float64(tb), "A/B")
+}
