@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -77,14 +76,7 @@ func TestLadderLowerRungs(t *testing.T) {
 			os.Chown(outside, u.uid, u.uid)
 		}
 		// A process of the command's own user, outside wsh, to signal.
-		sleeper := exec.Command("sleep", "60")
-		if u.uid >= 0 {
-			sleeper.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
-		}
-		if err := sleeper.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+		sleeper := sleeperOf(t, u)
 		for _, m := range []struct {
 			mode, rung string
 			landlock   bool
@@ -94,7 +86,7 @@ func TestLadderLowerRungs(t *testing.T) {
 				secret := filepath.Join(dir, "private")
 				mkdirOwned(t, u, secret)
 				writeOwned(t, u, filepath.Join(secret, "secret"), "SECRET-1\n")
-				script := fmt.Sprintf(ladderProbe, outside, secret, port, sleeper.Process.Pid)
+				script := fmt.Sprintf(ladderProbe, outside, secret, port, sleeper)
 				r := runHostile(t, u, dir, []string{"WSH_HIDE=" + secret}, m.mode, script)
 				got := probeFields(r.stdout)
 				want := map[string]string{"CapEff": caps0, "NoNewPrivs": "1", "Seccomp": "2", "Seccomp_filters": "2",

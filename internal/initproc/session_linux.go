@@ -35,7 +35,8 @@ func serve(sigs <-chan os.Signal) int {
 	unix.Close(proto.ReportFD) // the setup is over: wsh reads EOF, the session is ready
 	go func() {
 		<-sigs
-		unix.Close(s.fd) // the loop below ends
+		// A close would not wake the recvmsg blocked on fd; a shutdown does.
+		unix.Shutdown(s.fd, unix.SHUT_RDWR)
 	}()
 	go s.reap()
 	s.loop()

@@ -142,8 +142,7 @@ func TestSessionClose(t *testing.T) {
 // one bare fork and exec of it, paired: each iteration runs both, in
 // alternating order (A-ns/op the session's, B-ns/op the bare one's).
 func BenchmarkSessionExec(b *testing.B) {
-	t := &testing.T{}
-	req, _ := jailRequest(t, "true")
+	req, _ := jailRequest(b, "true")
 	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
 	s, f := StartSession(context.Background(), req)
 	if s == nil {

@@ -49,7 +49,7 @@ func runWithin(t *testing.T, req *Request) (proto.Facts, time.Duration) {
 
 // jailRequest is a request to run argv in a jail whose working directory
 // is a fresh, writable temporary directory.
-func jailRequest(t *testing.T, argv ...string) (*Request, *bytes.Buffer) {
+func jailRequest(t testing.TB, argv ...string) (*Request, *bytes.Buffer) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
