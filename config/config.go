@@ -70,6 +70,21 @@ func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
 	return fmt.Errorf("%q is not one of %v", string(b), accepted)
 }
 
+// JailMode says how many jails a Runner's commands get.
+type JailMode string
+
+const (
+	// JailSession is one jail for all the commands of a Runner: they
+	// share its loopback network, PIDs, IPC and /dev/shm, as commands of
+	// one bash script share a machine, and nothing with another Runner.
+	JailSession JailMode = "session"
+	// JailCommand is a jail for each command: commands share nothing.
+	JailCommand JailMode = "command"
+)
+
+// UnmarshalText accepts exactly "session" and "command".
+func (m *JailMode) UnmarshalText(b []byte) error { return oneOf(m, b, JailSession, JailCommand) }
+
 // A Floor is the lowest rung of the ladder a configuration accepts
 // (docs/sandbox.md, "The ladder").
 type Floor string
@@ -125,6 +140,9 @@ type Config struct {
 	// Protect adds protected paths to the defaults: absolute paths, or
 	// names (relative paths) matched in every writable path.
 	Protect []string `env:"WSH_PROTECT" envSeparator:":"`
+	// Jail is session (one jail per Runner, its commands forked inside
+	// it) or command (a jail for each command).
+	Jail JailMode `env:"WSH_JAIL" envDefault:"session"`
 }
 
 // variables lists every variable Load reads, with what it accepts
@@ -139,6 +157,7 @@ var variables = map[string]string{
 	"WSH_UNIX_SOCKETS":    "deny, allow",
 	"WSH_HOME":            "overlay, readonly",
 	"WSH_PROTECT":         "absolute paths, or paths relative to each writable path, separated by ':'",
+	"WSH_JAIL":            "session, command",
 }
 
 // An Error is a configuration error; wsh exits with status 2 on one.
@@ -223,6 +242,8 @@ func fromEnvError(err error, environ map[string]string) error {
 				what = "a home mode"
 			case reflect.TypeOf(Floor("")):
 				what = "a floor"
+			case reflect.TypeOf(JailMode("")):
+				what = "a jail mode"
 			}
 			return &Error{k, fmt.Errorf("%q is not %s; accepted values: %s", environ[k], what, variables[k])}
 		}
@@ -243,6 +264,7 @@ func (c *Config) Validate() error {
 	def((*string)(&c.Network), string(NetworkNone))
 	def((*string)(&c.UnixSockets), string(UnixDeny))
 	def((*string)(&c.Home), string(HomeOverlay))
+	def((*string)(&c.Jail), string(JailSession))
 	enums := []struct {
 		name, value string
 		ok          bool
@@ -250,6 +272,7 @@ func (c *Config) Validate() error {
 		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost},
 		{"WSH_UNIX_SOCKETS", string(c.UnixSockets), c.UnixSockets == UnixDeny || c.UnixSockets == UnixAllow},
 		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeReadonly},
+		{"WSH_JAIL", string(c.Jail), c.Jail == JailSession || c.Jail == JailCommand},
 		{"WSH_REQUIRE_SANDBOX", string(c.RequireSandbox), c.RequireSandbox == FloorNone || c.RequireSandbox == FloorFull ||
 			c.RequireSandbox == FloorLandlock || c.RequireSandbox == FloorSeccomp},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -86,10 +87,18 @@ func workDir(t *testing.T, u user) string {
 
 // wshCmd builds a command that runs wsh with args as u in dir, with a
 // clean environment plus env.
+// jailMode is the WSH_JAIL every wsh of the tests gets unless a test sets
+// its own: E2E_WSH_JAIL (make test runs the jail's suites with
+// E2E_WSH_JAIL=command too), or wsh's default (a session) when unset.
+var jailMode = os.Getenv("E2E_WSH_JAIL")
+
 func wshCmd(ctx context.Context, u user, dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, wshBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/go/bin", "HOME=" + dir}, env...)
+	if jailMode != "" && !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "WSH_JAIL=") }) {
+		cmd.Env = append(cmd.Env, "WSH_JAIL="+jailMode)
+	}
 	if u.uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
 	}

@@ -13,10 +13,21 @@ import (
 // the working directory and leaves a symlink to another directory in its
 // place. The next jail must not bind that other directory writable (the
 // init follows no symlink and checks the identity of each writable path),
-// and an in-process write through the old path must be refused.
+// and an in-process write through the old path must be refused. In a
+// session there is no next jail: the session's binds moved with the
+// rename, the symlink leads to a directory that is read-only in it, and
+// the command's write fails there.
 func TestWritablePathCannotBeRedirected(t *testing.T) {
-	for _, u := range users {
-		t.Run(u.name, func(t *testing.T) {
+	for _, mode := range []string{"session", "command"} {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) { testWritableRedirected(t, u, mode) })
+		}
+	}
+}
+
+func testWritableRedirected(t *testing.T, u user, mode string) {
+	{
+		{
 			top := workDir(t, u)
 			outside, err := os.MkdirTemp("/var/tmp", "wsh-outside-")
 			if err != nil {
@@ -36,7 +47,7 @@ sh -c 'echo PWNED > ` + proj + `/PWNED; grep Seccomp: /proc/self/status'
 echo PWNED > ` + proj + `/PWNED2`
 			// HOME elsewhere: the start directory is then a writable path of
 			// its own (the home is never writable by default).
-			r := runWsh(t, u, proj, []string{"HOME=/nonexistent"}, script)
+			r := runWsh(t, u, proj, []string{"HOME=/nonexistent", "WSH_JAIL=" + mode}, script)
 			for _, f := range []string{"PWNED", "PWNED2"} {
 				if _, err := os.Stat(filepath.Join(outside, "proj", f)); err == nil {
 					t.Errorf("%s was written outside every writable path:\n%s%s", f, r.stdout, r.stderr)
@@ -45,10 +56,16 @@ echo PWNED > ` + proj + `/PWNED2`
 			if strings.Contains(r.stderr, "warning") || strings.Contains(r.stdout, "Seccomp:\t0") {
 				t.Errorf("wsh degraded:\n%s%s", r.stdout, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "wsh: jail: detach:") {
+			switch {
+			case mode == "command" && !strings.Contains(r.stderr, "wsh: jail: detach:"):
 				t.Errorf("the jail did not fail loudly at the redirected path:\n%s", r.stderr)
+			case mode == "session" && !strings.Contains(r.stderr, "proj/PWNED: Read-only file system"):
+				t.Errorf("the session's command did not fail at the redirected path:\n%s", r.stderr)
 			}
-		})
+			if !strings.Contains(r.stderr, "wsh: "+proj+"/PWNED2: Read-only file system") {
+				t.Errorf("the shell's own write through the redirected path was not refused:\n%s", r.stderr)
+			}
+		}
 	}
 }
 

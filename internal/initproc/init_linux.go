@@ -123,13 +123,14 @@ func initMain() int {
 		fmt.Fprintln(os.Stderr, "wsh:", err)
 		return proto.ReservedStatus
 	}
-	if step, err := Setup(spec); err != nil {
+	st, step, err := setup(spec)
+	if err != nil {
 		writeReport(step, err)
 		return proto.ReservedStatus
 	}
 	<-notified
 	if spec.Session {
-		return serve(sigs)
+		return serve(st, sigs)
 	}
 	return reap(spec, sigs)
 }
@@ -211,16 +212,23 @@ var steps = []setupStep{
 // Setup runs every step in order in the calling process, which must be the
 // init of fresh namespaces. It returns the step that failed.
 func Setup(spec *proto.Spec) (proto.Step, error) {
+	_, step, err := setup(spec)
+	return step, err
+}
+
+// setup is Setup, and returns the state the steps left (a session's init
+// reopens each command's streams with it).
+func setup(spec *proto.Spec) (*setupState, proto.Step, error) {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range steps {
 		if err := s.run(st); err != nil {
 			if he := (*homeError)(nil); errors.As(err, &he) {
-				return proto.StepHome, err
+				return st, proto.StepHome, err
 			}
-			return s.id, err
+			return st, s.id, err
 		}
 	}
-	return proto.StepNone, nil
+	return st, proto.StepNone, nil
 }
 
 // checkParent asks for SIGKILL when wsh dies, then checks that wsh did not

@@ -1,9 +1,13 @@
 package initproc
 
 import (
+	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,6 +21,7 @@ import (
 // forks), runs in a process group of its own, and is reaped here, with
 // whatever it left behind.
 type server struct {
+	st  *setupState // what the setup left: the streams are reopened with it
 	fd  int
 	wmu sync.Mutex // one message at a time on fd
 
@@ -28,15 +33,20 @@ type server struct {
 
 // serve runs the session until wsh closes its end of the channel (or
 // dies, which closes it): then every process of the jail is killed and
-// reaped. A signal forwarded to the init (from outside the jail: inside,
-// a command cannot signal its PID 1) ends the session the same way.
-func serve(sigs <-chan os.Signal) int {
-	s := &server{fd: proto.SessionFD, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+// reaped. A signal sent to the init from outside the jail (inside, a
+// command cannot signal its PID 1) is passed on to every command running,
+// as a command's own init passes it on to its target.
+func serve(st *setupState, sigs <-chan os.Signal) int {
+	s := &server{st: st, fd: proto.SessionFD, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
 	unix.Close(proto.ReportFD) // the setup is over: wsh reads EOF, the session is ready
 	go func() {
-		<-sigs
-		// A close would not wake the recvmsg blocked on fd; a shutdown does.
-		unix.Shutdown(s.fd, unix.SHUT_RDWR)
+		for sig := range sigs {
+			s.mu.Lock()
+			for _, pid := range s.byID {
+				unix.Kill(-pid, sig.(syscall.Signal))
+			}
+			s.mu.Unlock()
+		}
 	}()
 	go s.reap()
 	s.loop()
@@ -80,7 +90,10 @@ func (s *server) loop() {
 }
 
 // run forks the command of id, from the SessionRun in fds[3], with fds[0]
-// to fds[2] as its standard streams.
+// to fds[2] as its standard streams. Each stream is shown to the command
+// as the jail shows it (reopenStdio, as a command's own jail does); its
+// working directory is checked first, so that a missing one is said as
+// the chdir step, not as the exec.
 func (s *server) run(id uint64, fds []int) {
 	defer closeAll(fds)
 	var r *proto.SessionRun
@@ -92,35 +105,114 @@ func (s *server) run(id uint64, fds []int) {
 		err = unix.EINVAL
 	}
 	if err != nil {
-		s.send(proto.SessionMsg{Kind: proto.MsgFailed, ID: id, Value: uint32(unix.EINVAL)})
+		s.failed(id, proto.StepExec, unix.EINVAL)
 		return
+	}
+	if err := checkDir(r.Dir); err != nil {
+		s.failed(id, proto.StepChdir, err)
+		return
+	}
+	var stdio [3]uintptr
+	for i := range stdio {
+		nfd, err := s.st.reopened(fds[i])
+		if err != nil {
+			s.failed(id, proto.StepStdio, err)
+			return
+		}
+		if nfd != fds[i] {
+			fds = append(fds, nfd) // closed with the others
+		}
+		stdio[i] = uintptr(nfd)
 	}
 	s.mu.Lock()
 	old := syscall.Umask(int(r.Umask & 0o777))
+	pidfd := -1
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
 		Dir:   r.Dir,
 		Env:   r.Env,
-		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Files: stdio[:],
+		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
 	syscall.Umask(old)
 	if err != nil {
 		s.mu.Unlock()
-		errno, _ := err.(syscall.Errno)
-		if errno == 0 {
-			errno = unix.EIO
-		}
-		s.send(proto.SessionMsg{Kind: proto.MsgFailed, ID: id, Value: uint32(errno)})
+		s.failed(id, proto.StepExec, err)
 		return
 	}
 	s.byID[id], s.ids[pid] = pid, id
 	// Started goes before the reaper can send Exited, which waits for mu.
 	s.send(proto.SessionMsg{Kind: proto.MsgStarted, ID: id, Value: uint32(pid)})
 	s.mu.Unlock()
+	if pidfd >= 0 {
+		go s.untrace(id, pid, pidfd)
+	}
 	select {
 	case s.forked <- struct{}{}:
 	default:
 	}
+}
+
+// failed says that the command id never ran: step failed with err.
+func (s *server) failed(id uint64, step proto.Step, err error) {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno == 0 {
+		errno = unix.EIO
+	}
+	s.send(proto.SessionMsg{Kind: proto.MsgFailed, ID: id, Step: step, Value: uint32(errno)})
+}
+
+// checkDir checks that dir is a directory the command can enter.
+func checkDir(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.ENOTDIR
+	}
+	return unix.Access(dir, unix.X_OK)
+}
+
+// untrace frees the exit of the command id from a tracer. A process of
+// the jail that ptraces the command is told of its exit first, and until
+// it waits for it the command is a zombie that the reaper cannot reap: the
+// command would never end for wsh. Its pidfd is readable as soon as it
+// has exited, traced or not; if it is not reaped soon after, its tracer
+// (TracerPid, while there is one) is killed, which hands the exit to the
+// reaper. Nothing else of the session is touched.
+func (s *server) untrace(id uint64, pid, pidfd int) {
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) }); err != nil {
+		return
+	}
+	for {
+		time.Sleep(20 * time.Millisecond)
+		s.mu.Lock()
+		_, running := s.ids[pid]
+		s.mu.Unlock()
+		if !running {
+			return
+		}
+		if t := tracerOf(pid); t > 0 {
+			unix.Kill(t, unix.SIGKILL)
+		}
+	}
+}
+
+// tracerOf is the TracerPid of pid, 0 when it has none (or is gone).
+func tracerOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	_, rest, ok := strings.Cut(string(b), "\nTracerPid:\t")
+	if !ok {
+		return 0
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	t, _ := strconv.Atoi(line)
+	return t
 }
 
 // readRun reads a SessionRun from the memfd fd.

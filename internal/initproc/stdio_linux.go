@@ -36,27 +36,43 @@ func reopenStdio(st *setupState) error {
 }
 
 func (s *setupState) reopenStream(fd int) error {
+	nfd, err := s.reopened(fd)
+	if err != nil || nfd == fd {
+		return err
+	}
+	defer unix.Close(nfd)
+	return os.NewSyscallError("dup3", unix.Dup3(nfd, fd, 0))
+}
+
+// reopened returns the descriptor the target is to get for the stream fd:
+// fd itself (closed, a pipe, a socket, a terminal, a file open for writing
+// only), or a new one (close-on-exec, for the caller to close), opened
+// again by its path in the jail, the same file, offset kept.
+func (s *setupState) reopened(fd int) (int, error) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		return nil // closed
+		return fd, nil // closed
 	}
 	kind := st.Mode & unix.S_IFMT
 	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	if err != nil {
-		return nil
+		return fd, nil
 	}
 	acc := fl & unix.O_ACCMODE
 	switch {
 	case kind == unix.S_IFIFO || kind == unix.S_IFSOCK:
-		return nil
+		return fd, nil
 	case kind == unix.S_IFCHR && isTerminal(fd):
-		return nil
+		return fd, nil
 	case kind == unix.S_IFREG && acc == unix.O_WRONLY:
-		return nil
+		return fd, nil
+	}
+	bad := func(path string) error {
+		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
 	}
 	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil || len(path) == 0 || path[0] != '/' {
-		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+		return -1, bad(path)
 	}
 	if s.homeDev != 0 && st.Dev == s.homeDev {
 		path = strings.TrimSuffix(s.spec.Home.Path+path, "/")
@@ -67,24 +83,26 @@ func (s *setupState) reopenStream(fd int) error {
 	}
 	nfd, err := unix.Open(path, flags|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+		return -1, bad(path)
 	}
-	defer unix.Close(nfd)
 	var nst unix.Stat_t
 	if unix.Fstat(nfd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
-		return &os.PathError{Op: "reopen stream " + strconv.Itoa(fd), Path: path, Err: proto.ErrStream}
+		unix.Close(nfd)
+		return -1, bad(path)
 	}
 	if _, err := unix.FcntlInt(uintptr(nfd), unix.F_SETFL, fl&^unix.O_ACCMODE); err != nil {
-		return os.NewSyscallError("fcntl", err)
+		unix.Close(nfd)
+		return -1, os.NewSyscallError("fcntl", err)
 	}
 	if kind == unix.S_IFREG || kind == unix.S_IFDIR {
 		if off, err := unix.Seek(fd, 0, 1); err == nil {
 			if _, err := unix.Seek(nfd, off, 0); err != nil {
-				return os.NewSyscallError("lseek", err)
+				unix.Close(nfd)
+				return -1, os.NewSyscallError("lseek", err)
 			}
 		}
 	}
-	return os.NewSyscallError("dup3", unix.Dup3(nfd, fd, 0))
+	return nfd, nil
 }
 
 func isTerminal(fd int) bool {

@@ -88,12 +88,21 @@ func (j *Jailer) Close() error {
 		j.waitCommands(j.KillTimeout + time.Second)
 	}
 	j.checkWatched()
+	var err error
+	if j.session != nil {
+		// Every process of the session's jail ends with it: nothing a
+		// command left running outlives the Runner.
+		err = j.session.close()
+	}
 	j.terminals.restore()
 	j.releaseHome()
 	if j.fifoDir == "" {
-		return nil
+		return err
 	}
-	return os.RemoveAll(j.fifoDir)
+	if rerr := os.RemoveAll(j.fifoDir); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // makeFifoDir makes the interpreter's temporary directory in the host's

@@ -64,6 +64,9 @@ type Jailer struct {
 	// Jailer is printed (the Jailer says it once in any case): false
 	// leaves it unsaid, as when it was said once for the whole process.
 	WarnGate func() bool
+	// session is the Runner's one jail (WSH_JAIL=session), once decide
+	// made it; nil for a jail per command.
+	session *sessionJail
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
@@ -359,12 +362,21 @@ func (j *Jailer) unixWithheld() bool {
 func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, _, _ := j.probe(ctx, dir, proto.RungFull)
+	first := func() verdict.Verdict {
+		if j.cfg.Jail == config.JailSession {
+			// The session's jail is the probe: the host's verdict on it
+			// is the verdict on every command's.
+			return j.startSession(ctx, dir)
+		}
+		v, _, _ := j.probe(ctx, dir, proto.RungFull)
+		return v
+	}
+	v := first()
 	if v.Kind == verdict.Failed && v.Step == proto.StepHome {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
 		j.stopHome(v.Reason())
-		v, _, _ = j.probe(ctx, dir, proto.RungFull)
+		v = first()
 	}
 	// Made, or failed for another reason: the host did not refuse it,
 	// so no later refusal may degrade. A denial degrades now, or, with
@@ -429,8 +441,7 @@ func (j *Jailer) Rung() proto.Rung { return j.rung }
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	req, pp := j.request(j.rung, j.jailDir(c.hc.Dir), c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	done := j.attachHome(req)
+	dir := j.jailDir(c.hc.Dir)
 	if j.rung == proto.RungFull {
 		j.noticeHome() // a lower rung's warning says the home is read-only
 	}
@@ -438,22 +449,37 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	if j.session != nil && j.rung == proto.RungFull {
+		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
+			return err
+		} else if ok {
+			return j.outcome(ctx, c, out)
+		}
+	}
+	req, pp := j.request(j.rung, dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	done := j.attachHome(req)
 	out := launch.Run(ctx, req)
 	done()
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
 	}
-	if err := ctx.Err(); err != nil {
-		// Cancelled: whatever the jail got to, the command's outcome is the
-		// cancellation, and it teaches the degrade state nothing.
-		return err
-	}
-	if pp.err != nil {
+	if err := ctx.Err(); err == nil && pp.err != nil {
 		// The protected paths cannot all be known: the init failed its
 		// protect step on purpose, and the target never started. That
 		// is no verdict on the host.
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), pp.err)
 		return interp.ExitStatus(126)
+	}
+	return j.outcome(ctx, c, out)
+}
+
+// outcome is what a command's launch comes to: in its own jail or in the
+// session's.
+func (j *Jailer) outcome(ctx context.Context, c *command, out proto.Facts) error {
+	if err := ctx.Err(); err != nil {
+		// Cancelled: whatever the jail got to, the command's outcome is the
+		// cancellation, and it teaches the degrade state nothing.
+		return err
 	}
 	v := j.state.Settle(verdict.Classify(out))
 	switch v.Kind {

@@ -196,12 +196,21 @@ func (l *learnedHidden) add(path string) {
 // would end the run's work (a command can point a hidden path that lies in
 // a writable path anywhere), and while the symlink leads there the jail
 // covers it anyway.
+//
+// Where a hidden path leads is asked of the jail's view and of the host's:
+// a copy-on-write home in use goes on showing what it showed (overlayfs
+// does not follow changes beneath it), so a symlink the host made there
+// since may be missing from the view, and what it leads to must be
+// covered all the same.
 func (p *policy) hiddenNow() []proto.PathID {
 	if len(p.hidden) == 0 {
 		return nil
 	}
 	for _, h := range p.hidden {
 		if r, _, err := p.realPath(h.Path); err == nil && r != h.Path && p.mayLearn(r) {
+			p.learned.add(r)
+		}
+		if r, err := filepath.EvalSymlinks(h.Path); err == nil && r != h.Path && p.mayLearn(r) {
 			p.learned.add(r)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -16,8 +17,13 @@ import (
 	"wsh/internal/proto"
 )
 
-// ErrSessionEnded is a command sent to a session whose jail has ended.
+// ErrSessionEnded is a command for a session whose jail had ended: it was
+// not sent, and never ran.
 var ErrSessionEnded = errors.New("the session's jail has ended")
+
+// ErrSessionLost is a command sent to a session whose jail ended before it
+// said whether the command started: it may have run in part.
+var ErrSessionLost = errors.New("the session's jail ended as the command was sent")
 
 // A Session is one jail whose init forks every command it is sent
 // (proto.Spec.Session): the namespaces, mounts and filter are set up once,
@@ -66,11 +72,35 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	if err != nil {
 		return nil, proto.Facts{Rung: req.Spec.Rung, StartErr: err}
 	}
-	p, rd, cio, prot, err := start(req, theirs)
+	// The init asks for SIGKILL when its parent dies (checkParent), and
+	// its parent is the thread that cloned it: one that ended (a
+	// goroutine locked to it returned) would end the session. It is
+	// started from a thread kept for the session's life.
+	type started struct {
+		p    *os.Process
+		rd   *os.File
+		cio  *childIO
+		prot *os.File
+		err  error
+	}
+	res := make(chan started, 1)
+	gone := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		var st started
+		st.p, st.rd, st.cio, st.prot, st.err = start(req, theirs)
+		res <- st
+		if st.err == nil {
+			<-gone
+		}
+		runtime.UnlockOSThread()
+	}()
+	st := <-res
+	p, rd, cio, prot := st.p, st.rd, st.cio, st.prot
 	theirs.Close()
-	if err != nil {
+	if st.err != nil {
 		ours.Close()
-		return nil, startFailed(err, req.Spec.Rung, req.Spec.HostNetwork)
+		return nil, startFailed(st.err, req.Spec.Rung, req.Spec.HostNetwork)
 	}
 	defer rd.Close()
 	go sendProtection(ctx, prot, req)
@@ -80,6 +110,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		// Not made: the init exits with the reserved status.
 		ours.Close()
 		state, _ := p.Wait()
+		close(gone)
 		cio.wait(exitGrace)
 		out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
 		if ok {
@@ -88,12 +119,12 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		return nil, out
 	}
 	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, fd: int(ours.Fd()), wait: map[uint64]chan proto.SessionMsg{},
-		end: make(chan struct{}), gone: make(chan struct{})}
+		end: make(chan struct{}), gone: gone}
 	go s.read()
 	go func() {
 		p.Wait()
 		cio.wait(exitGrace)
-		close(s.gone)
+		close(gone)
 	}()
 	return s, proto.Facts{Rung: req.Spec.Rung}
 }
@@ -182,7 +213,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		switch m.Kind {
 		case proto.MsgFailed:
 			cio.wait(grace)
-			out.Report = &proto.Report{Step: proto.StepExec, Errno: syscall.Errno(m.Value)}
+			out.Report = &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}
 			out.Status = proto.ReservedStatus
 			return out
 		case proto.MsgExited: // the init sends Started first; never trust order alone
@@ -192,7 +223,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		}
 	case <-s.end:
 		cio.wait(grace)
-		return proto.Facts{Rung: s.rung, StartErr: ErrSessionEnded}
+		return proto.Facts{Rung: s.rung, StartErr: ErrSessionLost}
 	}
 	out.Status = s.await(ctx, id, ch, c.KillTimeout)
 	cio.wait(grace)

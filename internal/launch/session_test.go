@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,4 +179,40 @@ func BenchmarkSessionExec(b *testing.B) {
 	b.ReportMetric(float64(ta.Nanoseconds())/n, "A-ns/op")
 	b.ReportMetric(float64(tb.Nanoseconds())/n, "B-ns/op")
 	b.ReportMetric(float64(ta)/float64(tb), "A/B")
+}
+
+// TestSessionOutlivesTheStartingThread: the init asks for SIGKILL when its
+// parent dies, and its parent is a thread. Sessions started from
+// goroutines locked to their threads, which then end (Go ends the thread
+// of a locked goroutine that returns, unless it is the main thread), go
+// on: StartSession clones the init from a thread of its own, kept for the
+// session's life. Four of them, so that at least one thread ends.
+func TestSessionOutlivesTheStartingThread(t *testing.T) {
+	var sessions []*Session
+	var dirs []string
+	for range 4 {
+		req, stderr := jailRequest(t, "true")
+		req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+		got := make(chan *Session, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			s, f := StartSession(context.Background(), req)
+			if s == nil {
+				t.Errorf("the session's jail was not made: %+v (report %+v)\n%s", f, f.Report, stderr)
+			}
+			got <- s
+		}()
+		s := <-got
+		if s == nil {
+			t.FailNow()
+		}
+		t.Cleanup(func() { s.Close() })
+		sessions, dirs = append(sessions, s), append(dirs, req.Spec.Dir)
+	}
+	time.Sleep(200 * time.Millisecond) // the threads are gone by then
+	for i, s := range sessions {
+		if st, out := sh(t, s, dirs[i], "echo alive"); st != 0 || out != "alive\n" {
+			t.Errorf("session %d, after the thread that started it ended: %d %q", i, st, out)
+		}
+	}
 }

@@ -42,11 +42,13 @@ type SessionRun struct {
 
 // A SessionMsg is one message: Run (ID), Signal (ID, Value the signal, sent to
 // the command's process group), Started (Value its pid in the jail),
-// Failed (Value the errno of its fork or exec; it never ran), Exited
-// (Value its status, as WaitStatus gives it).
+// Failed (Step the step that failed: StepChdir, StepStdio or StepExec, and
+// Value its errno; the command never ran), Exited (Value its status, as
+// WaitStatus gives it).
 type SessionMsg struct {
 	Kind  byte
 	ID    uint64
+	Step  Step
 	Value uint32
 }
 
@@ -71,6 +73,7 @@ func (m SessionMsg) Encode() []byte {
 	var e encoder
 	e.b = append(e.b, m.Kind)
 	e.u64(m.ID)
+	e.b = append(e.b, byte(m.Step))
 	e.u32(m.Value)
 	return e.b
 }
@@ -92,11 +95,14 @@ func DecodeSessionRun(b []byte) (*SessionRun, error) {
 
 // DecodeSessionMsg decodes a message.
 func DecodeSessionMsg(b []byte) (SessionMsg, error) {
-	if len(b) != 1+8+4 {
+	if len(b) != 1+8+1+4 {
 		return SessionMsg{}, errSessionMsg
 	}
 	d := decoder{b: b[1:]}
-	m := SessionMsg{Kind: b[0], ID: d.u64(), Value: d.u32()}
+	m := SessionMsg{Kind: b[0], ID: d.u64()}
+	m.Step = Step(d.b[0])
+	d.b = d.b[1:]
+	m.Value = d.u32()
 	switch m.Kind {
 	case MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited:
 		return m, nil

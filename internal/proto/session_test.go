@@ -28,7 +28,7 @@ func TestSessionMessages(t *testing.T) {
 		}
 	}
 	for _, k := range []byte{MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited} {
-		m := SessionMsg{Kind: k, ID: 1 << 40, Value: 15}
+		m := SessionMsg{Kind: k, ID: 1 << 40, Step: StepChdir, Value: 15}
 		if got, err := DecodeSessionMsg(m.Encode()); err != nil || got != m {
 			t.Errorf("round trip of %c: %+v, %v", k, got, err)
 		}

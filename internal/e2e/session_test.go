@@ -1,0 +1,283 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The session jail (WSH_JAIL=session, the default): every command of one
+// wsh run is forked inside one jail. Each test runs the same script in
+// both modes; WSH_JAIL=command is the control, what wsh gave before.
+
+// jailModes are the two values of WSH_JAIL, the session first.
+var jailModes = []string{"session", "command"}
+
+// loopbackPort is a port for a server inside a jail: the jail's loopback
+// is its own, so nothing of the host's is in the way.
+func loopbackPort() int { return 20000 + rand.IntN(20000) }
+
+// clientPy connects to 127.0.0.1:PORT, retrying for up to 3 s, and
+// prints "connected" or the errno of the last attempt.
+const clientPy = `python3 -c '
+import socket, sys, time, errno
+end = time.time() + 3
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        print("connected"); break
+    except OSError as e:
+        if time.time() > end:
+            print("refused", errno.errorcode.get(e.errno, e.errno)); break
+        time.sleep(0.05)
+' `
+
+// TestSessionServerReachedByALaterCommand: a server started in the
+// background by one command is reached by a later command of the same
+// run, as in bash; with a jail per command it is not (each has its own
+// loopback).
+func TestSessionServerReachedByALaterCommand(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				h := userHome(t, u)
+				port := loopbackPort()
+				script := fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1 >/dev/null 2>&1 &\n%s%d", port, clientPy, port)
+				r := runWsh(t, u, h.proj, h.env(append([]string{"WSH_JAIL=" + mode}, jailEnv...)...), script)
+				got := strings.TrimSpace(r.stdout)
+				want := "connected"
+				if mode == "command" {
+					want = "refused ECONNREFUSED"
+				}
+				if r.status != 0 || got != want {
+					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, got, want, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// psLine is one line of `ps -e -o pid=,comm=`.
+var psLine = regexp.MustCompile(`^\s*(\d+)\s+(\S+)$`)
+
+// TestSessionSeesItsOwnProcesses: `ps -e` in a later command shows the
+// background job and the session's PID 1, and no process of the host.
+func TestSessionSeesItsOwnProcesses(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				token := uniqueNumber(400)
+				t.Cleanup(func() { noLeftovers(t, token) })
+				r := runWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+token+" &\nps -e -o pid=,comm=")
+				if r.status != 0 {
+					t.Fatalf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+				comms := map[string]int{}
+				lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+				for _, l := range lines {
+					m := psLine.FindStringSubmatch(l)
+					if m == nil {
+						t.Fatalf("not a line of ps: %q\n%s", l, r.stdout)
+					}
+					comms[m[2]]++
+				}
+				switch {
+				case mode == "session" && (comms["sleep"] != 1 || comms["ps"] != 1 || len(lines) != 3):
+					t.Errorf("the session shows, want its PID 1, the background sleep and ps:\n%s", r.stdout)
+				case mode == "command" && (comms["sleep"] != 0 || len(lines) != 2):
+					t.Errorf("a jail of its own shows, want its PID 1 and ps:\n%s", r.stdout)
+				}
+				if !strings.HasPrefix(strings.TrimSpace(lines[0]), "1 ") {
+					t.Errorf("the first process is not PID 1:\n%s", r.stdout)
+				}
+			})
+		}
+	}
+}
+
+// TestSessionRunsAreIsolated: two wsh runs at once, each a session, share
+// nothing: the second cannot reach the first's server, nor see its
+// processes.
+func TestSessionRunsAreIsolated(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			port := loopbackPort()
+			token := uniqueNumber(401)
+			t.Cleanup(func() { noLeftovers(t, token) })
+			first := startWsh(t, u, workDir(t, u), jailEnv, fmt.Sprintf(
+				"python3 -m http.server %d --bind 127.0.0.1 >/dev/null 2>&1 &\n%s%d\nsleep %s", port, clientPy, port, token))
+			first.waitLine(t, "connected")
+			r := runWsh(t, u, workDir(t, u), jailEnv, fmt.Sprintf("%s%d\nps -e -o comm=", clientPy, port))
+			if !strings.HasPrefix(r.stdout, "refused ECONNREFUSED\n") {
+				t.Errorf("a second run reached the first's server:\n%s%s", r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout, "python3") || strings.Contains(r.stdout, "sleep") {
+				t.Errorf("a second run sees the first's processes:\n%s", r.stdout)
+			}
+			first.cmd.Process.Signal(syscall.SIGTERM)
+			first.wait(t, 10*time.Second)
+		})
+	}
+}
+
+// statusReadback prints what the kernel says of the command itself, and
+// the namespaces it is in.
+const statusReadback = `grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status; readlink /proc/self/ns/pid /proc/self/ns/net /proc/self/ns/ipc /proc/self/ns/mnt`
+
+// TestSessionCommandIsConfined reads the kernel back in two commands of
+// one run: each has every capability set empty, no_new_privs and the
+// filter, and both are in the same PID, network, IPC and mount
+// namespaces, which are not the host's; with a jail per command, the two
+// are in different ones. The first is still running when the second
+// reads (a namespace's inode number is used again once it is freed).
+func TestSessionCommandIsConfined(t *testing.T) {
+	host := map[string]bool{}
+	for _, ns := range []string{"pid", "net", "ipc", "mnt"} {
+		l, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host[l] = true
+	}
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				h := userHome(t, u)
+				script := "sh -c \"$R; echo --; sleep 1\" &\nsleep 0.3\nsh -c \"$R\"\nwait"
+				r := runWsh(t, u, h.proj, h.env(append([]string{"WSH_JAIL=" + mode, "R=" + statusReadback}, jailEnv...)...), script)
+				if r.status != 0 {
+					t.Fatalf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+				a, b, ok := strings.Cut(r.stdout, "--\n")
+				if !ok {
+					t.Fatalf("no second readback:\n%s", r.stdout)
+				}
+				var nsA, nsB []string
+				for i, out := range []string{a, b} {
+					fields := probeFields(out)
+					for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+						if fields[k] != "0000000000000000" {
+							t.Errorf("command %d: %s is %q", i+1, k, fields[k])
+						}
+					}
+					if fields["NoNewPrivs"] != "1" || fields["Seccomp"] != "2" {
+						t.Errorf("command %d: NoNewPrivs %q, Seccomp %q; want 1 and 2", i+1, fields["NoNewPrivs"], fields["Seccomp"])
+					}
+					var ns []string
+					for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+						if strings.Contains(l, ":[") && !strings.Contains(l, ":\t") {
+							if host[l] {
+								t.Errorf("command %d is in the host's %s", i+1, l)
+							}
+							ns = append(ns, l)
+						}
+					}
+					if len(ns) != 4 {
+						t.Fatalf("command %d: namespaces %q", i+1, ns)
+					}
+					if i == 0 {
+						nsA = ns
+					} else {
+						nsB = ns
+					}
+				}
+				for k := range nsA {
+					same := nsA[k] == nsB[k]
+					if mode == "session" && !same || mode == "command" && same {
+						t.Errorf("%s: the two commands are in %s and %s", mode, nsA[k], nsB[k])
+					}
+				}
+			})
+		}
+	}
+}
+
+// channelProbe looks for the session's channel from inside: the init's
+// descriptor number in the command, every descriptor the command has,
+// the init's descriptors through /proc and pidfd_getfd, and a new unix
+// socket to reach anything like it.
+const channelProbe = `python3 -c '
+import ctypes, errno, os, socket, stat
+def e(f):
+    try:
+        f(); return "ok"
+    except OSError as x:
+        return errno.errorcode.get(x.errno, str(x.errno))
+libc = ctypes.CDLL(None, use_errno=True)
+def getfd():
+    pfd = os.pidfd_open(1)
+    try:
+        if libc.syscall(438, pfd, 8, 0) < 0:
+            n = ctypes.get_errno(); raise OSError(n, os.strerror(n))
+    finally:
+        os.close(pfd)
+socks = [fd for fd in range(3, 1024) if e(lambda: os.fstat(fd)) == "ok" and stat.S_ISSOCK(os.fstat(fd).st_mode)]
+print("fstat8", e(lambda: os.fstat(8)))
+print("sockets", len(socks))
+print("open", e(lambda: os.open("/proc/1/fd/8", os.O_RDWR)))
+print("readlink", e(lambda: os.readlink("/proc/1/fd/8")))
+print("getfd", e(getfd))
+print("unix", e(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)))
+'`
+
+// TestSessionChannelOutOfReach: no command of a session, in the
+// foreground or the background, can find, open or inherit the channel on
+// which the session's init takes commands: it has no such descriptor
+// (EBADF), none of its descriptors is a socket, /proc/1/fd and
+// pidfd_getfd are refused, and it cannot make a unix socket.
+func TestSessionChannelOutOfReach(t *testing.T) {
+	want := "fstat8 EBADF\nsockets 0\nopen EACCES\nreadlink EACCES\ngetfd EPERM\nunix EPERM\n"
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv, "sleep 0.2 &\n"+channelProbe+"\n("+channelProbe+") &\nwait")
+			if r.status != 0 || r.stdout != want+want {
+				t.Errorf("status %d\nstdout:\n%s\nwant twice:\n%s\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+			}
+		})
+	}
+}
+
+// TestSessionEndsWithWsh: what a run left in the background ends when
+// wsh ends: when the script is over, when wsh gets SIGTERM, and when it
+// is killed with SIGKILL (the init's parent-death signal takes the whole
+// jail with it).
+func TestSessionEndsWithWsh(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run("script-ends/"+mode+"/"+u.name, func(t *testing.T) {
+				token := uniqueNumber(402)
+				r := runWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+token+" &\necho started")
+				if r.status != 0 || r.stdout != "started\n" {
+					t.Errorf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+				if !waitUntil(10*time.Second, func() bool { return len(hostProcs(token)) == 0 }) {
+					t.Errorf("10 s after wsh exited, its background job still runs")
+				}
+				noLeftovers(t, token)
+			})
+			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+				t.Run(sig.String()+"/"+mode+"/"+u.name, func(t *testing.T) {
+					bg, fg := uniqueNumber(403), uniqueNumber(404)
+					s := startWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+bg+" &\nsleep "+fg)
+					if !waitUntil(10*time.Second, func() bool { return len(hostProcs(bg)) > 0 && len(hostProcs(fg)) > 0 }) {
+						t.Fatal("the two sleeps did not start")
+					}
+					s.cmd.Process.Signal(sig)
+					s.wait(t, 10*time.Second)
+					if !waitUntil(10*time.Second, func() bool { return len(hostProcs(bg))+len(hostProcs(fg)) == 0 }) {
+						t.Errorf("10 s after wsh got %v, its jail still runs", sig)
+					}
+					noLeftovers(t, bg)
+					noLeftovers(t, fg)
+				})
+			}
+		}
+	}
+}
