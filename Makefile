@@ -38,8 +38,13 @@ vet: deps
 # view of the copy-on-write home is shared by background jobs. Then the
 # shell without a jail (a build without cgo), and examples/agent, a module
 # of its own that embeds wsh as an agent's tool runner does.
+# The jail's e2e suites run a second time with a jail per command
+# (WSH_JAIL=command): the default is a session, one jail per run.
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession)
+
 test: deps vet
 	$(GO) test -count=1 -v ./...
+	E2E_WSH_JAIL=command $(GO) test -count=1 -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
 	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch
 	CGO_ENABLED=0 $(GO) test -count=1 ./shell
 	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...

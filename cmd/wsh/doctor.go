@@ -93,6 +93,10 @@ type configView struct {
 	// (a lower one, with WSH_HIDE set): socket(AF_UNIX) is refused.
 	UnixWithheld bool   `json:"unix_sockets_withheld"`
 	Network      string `json:"network"`
+	// Jail is WSH_JAIL (session or command); Session says that the
+	// commands would share one jail (a session made on the full rung).
+	Jail    string `json:"jail"`
+	Session bool   `json:"session"`
 }
 
 // homeView is what the jail's $HOME is (docs/doctor.md).
@@ -145,7 +149,7 @@ func diagnose() *doctorReport {
 		return rep
 	}
 	defer j.Close()
-	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), false, string(cfg.Network)}
+	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), false, string(cfg.Network), string(cfg.Jail), j.Session()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)

@@ -33,6 +33,14 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 			fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
 		}
 		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
+		switch {
+		case c.Session:
+			fmt.Fprintf(tw, "  jail\tsession: one jail for all the commands of a run (they share its loopback, processes, IPC)\n")
+		case c.Jail == "session" && !c.NoSandbox:
+			fmt.Fprintf(tw, "  jail\tsession asked for, not in force on this rung: a jail per command\n")
+		default:
+			fmt.Fprintf(tw, "  jail\t%s\n", c.Jail)
+		}
 	}
 	if h := rep.Home; h != nil {
 		fmt.Fprintln(tw, "the jail's $HOME")

@@ -47,7 +47,10 @@ type execPath struct {
 //	bare              os/exec, nothing else
 //	default-handler   mvdan.cc/sh's interp.Runner with DefaultExecHandler
 //	opted-out         wsh's Runner with WSH_NO_SANDBOX=1
-//	jail              wsh's Runner, the jail in full mode
+//	jail              wsh's Runner, the jail in full mode: a session
+//	                  (WSH_JAIL=session, the default), each command forked
+//	                  in the Runner's one jail
+//	jail-command      the same with a jail for each command (WSH_JAIL=command)
 //	jail-home         the jail with a real $HOME, copy-on-write
 //	jail-home-readonly  the same $HOME, read-only (WSH_HOME=readonly)
 //	jail-hostnet      the jail with WSH_NETWORK=host
@@ -84,6 +87,11 @@ var execPaths = []execPath{
 	}},
 	{"jail", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
+		mustJail(b, r, j)
+		return runner(r)
+	}},
+	{"jail-command", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkNone, Jail: config.JailCommand})
 		mustJail(b, r, j)
 		return runner(r)
 	}},
@@ -170,6 +178,8 @@ var pairs = [][2]string{
 	{"opted-out", "default-handler"},
 	{"jail", "bwrap"},
 	{"jail", "bare"},
+	{"jail", "jail-command"},
+	{"jail-command", "bare"},
 	{"bwrap", "bare"},
 	{"landlock", "opted-out"},
 	// The full jail cannot be made where the landlock rung is measured:

@@ -23,14 +23,15 @@ func loopScript(n int, cmd string) string {
 	return fmt.Sprintf("i=0; while [ $i -lt %d ]; do %s; i=$((i+1)); done", n, cmd)
 }
 
-// jailedRunner is a wsh Runner in the jail's full mode, working in dir.
-func jailedRunner(tb testing.TB, dir string, out, errw *bytes.Buffer) *shell.Runner {
+// jailedRunner is a wsh Runner in the jail's full mode, working in dir,
+// with a session (config.JailSession) or a jail per command.
+func jailedRunner(tb testing.TB, dir string, mode config.JailMode, out, errw *bytes.Buffer) *shell.Runner {
 	tb.Helper()
 	// No copy-on-write home: its keeper, a child of this process for a
 	// while after the last jail, would count as left behind. (The home
 	// is the process's, not Env's.)
 	r, err := shell.New(shell.StdIO(nil, out, errw), shell.Dir(dir), shell.Env(env),
-		shell.WithConfig(config.Config{Home: config.HomeReadonly}))
+		shell.WithConfig(config.Config{Home: config.HomeReadonly, Jail: mode}))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -42,9 +43,9 @@ func jailedRunner(tb testing.TB, dir string, out, errw *bytes.Buffer) *shell.Run
 // leave behind: descriptors, children (zombies included; a jail init still
 // running is a child of this process, which outlives it), mounts,
 // namespaces.
-func manyExecs(tb testing.TB, n int) {
+func manyExecs(tb testing.TB, n int, mode config.JailMode) {
 	var out, errb bytes.Buffer
-	r := jailedRunner(tb, workDir, &out, &errb)
+	r := jailedRunner(tb, workDir, mode, &out, &errb)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	// Warm up: the first exec opens what Go keeps for good (the pidfd
@@ -64,26 +65,46 @@ func manyExecs(tb testing.TB, n int) {
 	if errb.Len() > 0 {
 		tb.Errorf("stderr: %s", errb.String())
 	}
+	// While the Runner lives, its session's init is its one child: the
+	// commands' processes are reaped inside.
+	if mid := takeSnapshot(tb); len(mid.children) > len(before.children) {
+		tb.Errorf("%d children after the execs, %d before: %v", len(mid.children), len(before.children), mid.children)
+	}
+	// Once it is closed, nothing is left.
+	if err := r.Close(); err != nil {
+		tb.Error(err)
+	}
 	for _, l := range leaks(tb, before) {
 		tb.Error(l)
 	}
 	tb.Logf("%d jailed execs in %v (%v each)", n, elapsed.Round(time.Millisecond), (elapsed / time.Duration(n)).Round(time.Microsecond))
 }
 
+// jailModes are both values of WSH_JAIL.
+var jailModes = []config.JailMode{config.JailSession, config.JailCommand}
+
 // TestScale is the short variant: 300 jailed execs in one Runner leave
-// nothing behind. BenchmarkScale is the long one.
+// nothing behind, in a session and with a jail per command.
+// BenchmarkScale is the long one.
 func TestScale(t *testing.T) {
-	manyExecs(t, 300)
+	for _, mode := range jailModes {
+		t.Run(string(mode), func(t *testing.T) { manyExecs(t, 300, mode) })
+	}
 }
 
-// BenchmarkScale runs 10,000 jailed execs in one Runner per iteration and
-// fails on anything they leave behind. Run it with -benchtime=1x.
+// BenchmarkScale runs 10,000 jailed execs in one Runner per iteration, in
+// each mode, and fails on anything they leave behind. Run it with
+// -benchtime=1x.
 func BenchmarkScale(b *testing.B) {
 	const n = 10000
-	for b.Loop() {
-		manyExecs(b, n)
+	for _, mode := range jailModes {
+		b.Run(string(mode), func(b *testing.B) {
+			for b.Loop() {
+				manyExecs(b, n, mode)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/exec")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/exec")
 }
 
 // concurrentScript runs pipelines and background jobs; every command in it
@@ -121,26 +142,36 @@ func reverse(s string) string {
 // TestConcurrentPipelines runs 8 Runners at a time, each with pipelines
 // (a | b | c) and background jobs (x & y & wait), all jailed: every one
 // gives the right output, in the jail (Seccomp: 2 read back by cat), and
-// nothing is left behind.
+// nothing is left behind once they are closed; in sessions and with a
+// jail per command.
 func TestConcurrentPipelines(t *testing.T) {
+	for _, mode := range jailModes {
+		t.Run(string(mode), func(t *testing.T) { concurrentPipelines(t, mode) })
+	}
+}
+
+func concurrentPipelines(t *testing.T, mode config.JailMode) {
 	const runners, rounds = 8, 3
 	// Warm up, as manyExecs does: the first Runner of the process makes
 	// what is kept for good (the sealed copy of the init, /dev/null).
 	var wout, werr bytes.Buffer
-	if err := jailedRunner(t, workDir, &wout, &werr).Run(context.Background(), loopScript(1, "/bin/true")); err != nil {
+	warm := jailedRunner(t, workDir, mode, &wout, &werr)
+	if err := warm.Run(context.Background(), loopScript(1, "/bin/true")); err != nil {
 		t.Fatalf("warm-up: %v\n%s", err, werr.String())
 	}
+	warm.Close()
 	before := takeSnapshot(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, runners*rounds)
 	for g := range runners {
-		dir := filepath.Join(workDir, fmt.Sprintf("runner%d", g))
+		dir := filepath.Join(workDir, fmt.Sprintf("runner%d-%s", g, mode))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
 			var out, errb bytes.Buffer
-			r := jailedRunner(t, dir, &out, &errb)
+			r := jailedRunner(t, dir, mode, &out, &errb)
+			defer r.Close()
 			for round := range rounds {
 				out.Reset()
 				errb.Reset()

@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if jailMode != "" && jailMode != "session" && jailMode != "command" {
+		fmt.Fprintf(os.Stderr, "E2E_WSH_JAIL=%q: want session or command\n", jailMode)
+		return 2
+	}
 	dir, err := os.MkdirTemp("", "wsh-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -20,6 +20,9 @@ import (
 // jailModes are the two values of WSH_JAIL, the session first.
 var jailModes = []string{"session", "command"}
 
+// sessionEnv is jailEnv in a session, whatever E2E_WSH_JAIL says.
+var sessionEnv = append([]string{"WSH_JAIL=session"}, jailEnv...)
+
 // loopbackPort is a port for a server inside a jail: the jail's loopback
 // is its own, so nothing of the host's is in the way.
 func loopbackPort() int { return 20000 + rand.IntN(20000) }
@@ -111,10 +114,10 @@ func TestSessionRunsAreIsolated(t *testing.T) {
 			port := loopbackPort()
 			token := uniqueNumber(401)
 			t.Cleanup(func() { noLeftovers(t, token) })
-			first := startWsh(t, u, workDir(t, u), jailEnv, fmt.Sprintf(
+			first := startWsh(t, u, workDir(t, u), sessionEnv, fmt.Sprintf(
 				"python3 -m http.server %d --bind 127.0.0.1 >/dev/null 2>&1 &\n%s%d\nsleep %s", port, clientPy, port, token))
 			first.waitLine(t, "connected")
-			r := runWsh(t, u, workDir(t, u), jailEnv, fmt.Sprintf("%s%d\nps -e -o comm=", clientPy, port))
+			r := runWsh(t, u, workDir(t, u), sessionEnv, fmt.Sprintf("%s%d\nps -e -o comm=", clientPy, port))
 			if !strings.HasPrefix(r.stdout, "refused ECONNREFUSED\n") {
 				t.Errorf("a second run reached the first's server:\n%s%s", r.stdout, r.stderr)
 			}
@@ -236,7 +239,7 @@ func TestSessionChannelOutOfReach(t *testing.T) {
 	want := "fstat8 EBADF\nsockets 0\nopen EACCES\nreadlink EACCES\ngetfd EPERM\nunix EPERM\n"
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
-			r := runWsh(t, u, workDir(t, u), jailEnv, "sleep 0.2 &\n"+channelProbe+"\n("+channelProbe+") &\nwait")
+			r := runWsh(t, u, workDir(t, u), sessionEnv, "sleep 0.2 &\n"+channelProbe+"\n("+channelProbe+") &\nwait")
 			if r.status != 0 || r.stdout != want+want {
 				t.Errorf("status %d\nstdout:\n%s\nwant twice:\n%s\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
 			}

@@ -42,6 +42,17 @@ type sessionJail struct {
 	closeErr  error
 }
 
+// Session says that the Jailer's commands share one jail: WSH_JAIL=session,
+// and the session's jail was made and has not ended.
+func (j *Jailer) Session() bool {
+	if j.session == nil || j.rung != proto.RungFull {
+		return false
+	}
+	j.session.mu.Lock()
+	defer j.session.mu.Unlock()
+	return !j.session.ended
+}
+
 // startSession makes the session's jail, the Runner's first: it is the
 // probe of the host (decide), and its verdict is what a command's jail
 // would have had. A made session is kept in j.session.

@@ -1,0 +1,240 @@
+//go:build linux && cgo
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wsh/config"
+	"wsh/internal/jailer"
+)
+
+// A cpuCounter reads the CPU time (user and system, in ns) of every
+// process in a cgroup this benchmark moved itself into: its children, a
+// jail's PID 1 and what runs in it, bubblewrap's outer process and the
+// PID 1 it does not reap, are all counted, reaped or not (getrusage of
+// reaped children is not).
+type cpuCounter struct {
+	usage string // the cgroup's cpuacct.usage (v1) or cpu.stat (v2)
+	v2    bool
+}
+
+// newCPUCounter makes a cgroup for this process and moves it there until
+// the benchmark ends.
+func newCPUCounter(b *testing.B) *cpuCounter {
+	b.Helper()
+	if os.Getuid() != 0 {
+		b.Skip("counting CPU time with a cgroup needs root: run make bench as root")
+	}
+	var dir, procs, usage, back string
+	v2 := false
+	switch {
+	case exists("/sys/fs/cgroup/cpuacct/cpuacct.usage"):
+		dir = filepath.Join("/sys/fs/cgroup/cpuacct", fmt.Sprintf("wsh-bench-%d", os.Getpid()))
+		procs, usage, back = filepath.Join(dir, "cgroup.procs"), filepath.Join(dir, "cpuacct.usage"), "/sys/fs/cgroup/cpuacct/cgroup.procs"
+	case exists("/sys/fs/cgroup/cgroup.controllers"):
+		v2 = true
+		dir = filepath.Join("/sys/fs/cgroup", fmt.Sprintf("wsh-bench-%d", os.Getpid()))
+		procs, usage, back = filepath.Join(dir, "cgroup.procs"), filepath.Join(dir, "cpu.stat"), "/sys/fs/cgroup/cgroup.procs"
+	default:
+		b.Fatal("no cpuacct cgroup (v1) and no cgroup v2 at /sys/fs/cgroup")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(procs, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+		os.Remove(dir)
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		os.WriteFile(back, []byte(strconv.Itoa(os.Getpid())), 0)
+		// Children still in it (a Runner's session, closed by a later
+		// cleanup) keep it busy: retry for a while.
+		for end := time.Now().Add(5 * time.Second); os.Remove(dir) != nil && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	return &cpuCounter{usage: usage, v2: v2}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// now is the cgroup's CPU time so far, in ns.
+func (c *cpuCounter) now(b *testing.B) int64 {
+	data, err := os.ReadFile(c.usage)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !c.v2 {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "usage_usec "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n * 1000
+		}
+	}
+	b.Fatalf("no usage_usec in %s", c.usage)
+	return 0
+}
+
+// cpuPairs are the comparisons of CPU time per exec, with a target
+// (docs/performance.md): the session's jailed exec against bubblewrap's,
+// against a jail per command, and against a bare exec.
+var cpuPairs = [][2]string{
+	{"jail", "bwrap"},
+	{"jail", "jail-command"},
+	{"jail", "bare"},
+	{"jail-command", "bwrap"},
+}
+
+// BenchmarkCPU reports, for each pair A-vs-B, the CPU time (user and
+// system, of the whole process tree, counted by a cgroup) of one command
+// on A and on B (A-cpu-ns/op, B-cpu-ns/op) and their ratio (A/B), the two
+// alternating as in BenchmarkPair. The benchmark's own process is in the
+// cgroup too: what wsh's shell does for a command is its cost.
+func BenchmarkCPU(b *testing.B) {
+	cpu := newCPUCounter(b)
+	for _, pr := range cpuPairs {
+		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
+			runA, runB := findPath(pr[0]).setup(b), findPath(pr[1]).setup(b)
+			var ca, cb int64
+			counted := func(run func() error, d *int64) {
+				t := cpu.now(b)
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+				*d += cpu.now(b) - t
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					counted(runA, &ca)
+					counted(runB, &cb)
+				} else {
+					counted(runB, &cb)
+					counted(runA, &ca)
+				}
+			}
+			b.ReportMetric(float64(ca)/float64(b.N), "A-cpu-ns/op")
+			b.ReportMetric(float64(cb)/float64(b.N), "B-cpu-ns/op")
+			b.ReportMetric(float64(ca)/float64(cb), "A/B")
+		})
+	}
+}
+
+// BenchmarkFirstCommand is what a Runner costs up to the end of its first
+// command: the Jailer (its probe of the host, which in a session is the
+// session's jail), one /bin/true and the Close, paired: a session against
+// a jail per command, and a session against one jailed exec of a
+// per-command Runner already made (what one jail costs).
+func BenchmarkFirstCommand(b *testing.B) {
+	first := func(mode config.JailMode) func() error {
+		return func() error {
+			j, err := jailer.NewJailer(config.Config{Jail: mode}, workDir, env, nil)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			r, err := j.NewInterp(env, nil)
+			if err != nil {
+				return err
+			}
+			r.Dir = workDir
+			return r.Run(context.Background(), trueFile)
+		}
+	}
+	paths := map[string]func(*testing.B) func() error{
+		"session": func(*testing.B) func() error { return first(config.JailSession) },
+		"command": func(*testing.B) func() error { return first(config.JailCommand) },
+		"one-jail": func(b *testing.B) func() error {
+			r, j := wshRunner(b, config.Config{Jail: config.JailCommand})
+			mustJail(b, r, j)
+			return runner(r)
+		},
+	}
+	for _, pr := range [][2]string{{"session", "command"}, {"session", "one-jail"}} {
+		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
+			runA, runB := paths[pr[0]](b), paths[pr[1]](b)
+			var ta, tb time.Duration
+			timed := func(run func() error, d *time.Duration) {
+				t := time.Now()
+				if err := run(); err != nil {
+					b.Fatal(err)
+				}
+				*d += time.Since(t)
+			}
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					timed(runA, &ta)
+					timed(runB, &tb)
+				} else {
+					timed(runB, &tb)
+					timed(runA, &ta)
+				}
+			}
+			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
+			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
+			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+		})
+	}
+}
+
+// BenchmarkWshC is `wsh -c :` (no external command: the probe of the
+// host, which in a session is the session's jail, and the end), against
+// `bash -c :`, paired, in each WSH_JAIL mode. The binary is make build's
+// (BENCH_WSH_BIN, set by internal/bench/run.sh).
+func BenchmarkWshC(b *testing.B) {
+	wsh := os.Getenv("BENCH_WSH_BIN")
+	if wsh == "" {
+		b.Skip("BENCH_WSH_BIN is not set: run make bench")
+	}
+	cmdOf := func(bin string, extra ...string) func() error {
+		return func() error {
+			c := exec.Command(bin, "-c", ":")
+			c.Env, c.Dir = append(append([]string(nil), env...), extra...), workDir
+			c.Stdout, c.Stderr = devNull, devNull
+			return c.Run()
+		}
+	}
+	runs := map[string]func() error{
+		"wsh-session": cmdOf(wsh, "WSH_JAIL=session"),
+		"wsh-command": cmdOf(wsh, "WSH_JAIL=command"),
+		"bash":        cmdOf("bash"),
+	}
+	for _, pr := range [][2]string{{"wsh-session", "bash"}, {"wsh-session", "wsh-command"}} {
+		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
+			var ta, tb time.Duration
+			for i := 0; b.Loop(); i++ {
+				for k, name := range []string{pr[i%2], pr[1-i%2]} {
+					t := time.Now()
+					if err := runs[name](); err != nil {
+						b.Fatalf("%s: %v", name, err)
+					}
+					if (k == 0) == (i%2 == 0) {
+						ta += time.Since(t)
+					} else {
+						tb += time.Since(t)
+					}
+				}
+			}
+			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
+			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
+			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+		})
+	}
+}
