@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -247,6 +248,17 @@ func TestSessionChannelOutOfReach(t *testing.T) {
 	}
 }
 
+// sleeping says that a sleep with the argument token runs (wsh's own
+// argv, the script, holds the token too).
+func sleeping(token string) bool {
+	for _, p := range hostProcs(token) {
+		if len(p.args) == 2 && p.args[0] == "sleep" && p.args[1] == token {
+			return true
+		}
+	}
+	return false
+}
+
 // TestSessionEndsWithWsh: what a run left in the background ends when
 // wsh ends: when the script is over, when wsh gets SIGTERM, and when it
 // is killed with SIGKILL (the init's parent-death signal takes the whole
@@ -269,8 +281,12 @@ func TestSessionEndsWithWsh(t *testing.T) {
 				t.Run(sig.String()+"/"+mode+"/"+u.name, func(t *testing.T) {
 					bg, fg := uniqueNumber(403), uniqueNumber(404)
 					s := startWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+bg+" &\nsleep "+fg)
-					if !waitUntil(10*time.Second, func() bool { return len(hostProcs(bg)) > 0 && len(hostProcs(fg)) > 0 }) {
+					if !waitUntil(10*time.Second, func() bool { return sleeping(bg) && sleeping(fg) }) {
 						t.Fatal("the two sleeps did not start")
+					}
+					fifoDirs, _ := filepath.Glob(fmt.Sprintf("/dev/shm/wsh-run-%d-*", s.cmd.Process.Pid))
+					if len(fifoDirs) != 1 {
+						t.Fatalf("wsh's FIFO directory: %q", fifoDirs)
 					}
 					s.cmd.Process.Signal(sig)
 					s.wait(t, 10*time.Second)
@@ -279,6 +295,14 @@ func TestSessionEndsWithWsh(t *testing.T) {
 					}
 					noLeftovers(t, bg)
 					noLeftovers(t, fg)
+					// A wsh killed with SIGKILL cannot remove its FIFO
+					// directory: the next wsh of the same user does.
+					if sig == syscall.SIGKILL {
+						mustRun(t, u, workDir(t, u), nil, ":")
+					}
+					if _, err := os.Lstat(fifoDirs[0]); err == nil {
+						t.Errorf("%s is left after wsh got %v", fifoDirs[0], sig)
+					}
 				})
 			}
 		}

@@ -3,13 +3,17 @@
 package jailer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 
@@ -110,8 +114,19 @@ func (j *Jailer) Close() error {
 // this session or another, can write there; this session's jails get the
 // directory bound read-only at the same path, to open the FIFOs of process
 // substitution.
+//
+// Its name says whose it is: wsh-run-PID-START-, PID and START (its start
+// time, in clock ticks since boot) those of the process that made it. A
+// wsh killed with SIGKILL cannot remove its own; the next wsh of the same
+// user removes every one whose process is gone (sweepFifoDirs).
 func makeFifoDir() (proto.PathID, error) {
-	dir, err := os.MkdirTemp("/dev/shm", "wsh-")
+	sweepFifoDirs()
+	pid := os.Getpid()
+	start, err := startTime(pid)
+	if err != nil {
+		return proto.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs: %w", err)
+	}
+	dir, err := os.MkdirTemp("/dev/shm", fmt.Sprintf("%s%d-%d-", fifoPrefix, pid, start))
 	if err != nil {
 		return proto.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
 	}
@@ -120,6 +135,61 @@ func makeFifoDir() (proto.PathID, error) {
 		os.Remove(dir)
 	}
 	return id, err
+}
+
+const fifoPrefix = "wsh-run-"
+
+// sweepFifoDirs removes the FIFO directories of this user's wsh processes
+// that are gone: a directory of /dev/shm named by makeFifoDir, owned by
+// this uid, whose process is not running (or another process has its pid
+// now: the start time differs).
+func sweepFifoDirs() {
+	ents, err := os.ReadDir("/dev/shm")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), fifoPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		f := strings.SplitN(rest, "-", 3)
+		if len(f) != 3 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(f[0])
+		start, err2 := strconv.ParseUint(f[1], 10, 64)
+		if err1 != nil || err2 != nil || pid <= 0 {
+			continue
+		}
+		path := filepath.Join("/dev/shm", e.Name())
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		if now, err := startTime(pid); err == nil && now == start {
+			continue // its wsh still runs
+		}
+		os.RemoveAll(path)
+	}
+}
+
+// startTime is the start time of process pid, in clock ticks since boot
+// (proc(5), /proc/PID/stat field 22).
+func startTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
 }
 
 // userDBEnviron is the interpreter's environment, which mvdan.cc/sh also
