@@ -139,35 +139,41 @@ func BenchmarkCPU(b *testing.B) {
 
 // BenchmarkFirstCommand is what a Runner costs up to the end of its first
 // command: the Jailer (its probe of the host, which in a session is the
-// session's jail), one /bin/true and the Close, paired: a session against
-// a jail per command, and a session against one jailed exec of a
-// per-command Runner already made (what one jail costs).
+// session's jail), one /bin/true and the Close, a session against a jail
+// per command; and the start alone (the Jailer made and closed, no
+// command), where a session's jail is against the one jail a per-command
+// Jailer makes to probe the host. All paired.
 func BenchmarkFirstCommand(b *testing.B) {
-	first := func(mode config.JailMode) func() error {
-		return func() error {
-			j, err := jailer.NewJailer(config.Config{Jail: mode}, workDir, env, nil)
-			if err != nil {
-				return err
+	first := func(mode config.JailMode, cmds int) func(*testing.B) func() error {
+		return func(*testing.B) func() error {
+			return func() error {
+				j, err := jailer.NewJailer(config.Config{Jail: mode, Home: config.HomeReadonly}, workDir, env, nil)
+				if err != nil {
+					return err
+				}
+				defer j.Close()
+				if v, failed := j.StartFailure(); failed {
+					return fmt.Errorf("no jail: %s", v.Message())
+				}
+				if cmds == 0 {
+					return nil
+				}
+				r, err := j.NewInterp(env, nil)
+				if err != nil {
+					return err
+				}
+				r.Dir = workDir
+				return r.Run(context.Background(), trueFile)
 			}
-			defer j.Close()
-			r, err := j.NewInterp(env, nil)
-			if err != nil {
-				return err
-			}
-			r.Dir = workDir
-			return r.Run(context.Background(), trueFile)
 		}
 	}
 	paths := map[string]func(*testing.B) func() error{
-		"session": func(*testing.B) func() error { return first(config.JailSession) },
-		"command": func(*testing.B) func() error { return first(config.JailCommand) },
-		"one-jail": func(b *testing.B) func() error {
-			r, j := wshRunner(b, config.Config{Jail: config.JailCommand})
-			mustJail(b, r, j)
-			return runner(r)
-		},
+		"session":       first(config.JailSession, 1),
+		"command":       first(config.JailCommand, 1),
+		"start-session": first(config.JailSession, 0),
+		"start-command": first(config.JailCommand, 0),
 	}
-	for _, pr := range [][2]string{{"session", "command"}, {"session", "one-jail"}} {
+	for _, pr := range [][2]string{{"session", "command"}, {"start-session", "start-command"}} {
 		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
 			runA, runB := paths[pr[0]](b), paths[pr[1]](b)
 			var ta, tb time.Duration

@@ -49,8 +49,15 @@ step "per exec, this host (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkExec$' -test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, paired: A and B alternate (-count $COUNT)"
-"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|bwrap-vs-bare|jail-home-vs-jail-home-readonly)$' \
+"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|jail-vs-jail-command|jail-command-vs-bare|bwrap-vs-bare|jail-home-vs-jail-home-readonly)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
+
+step "CPU per exec (user+sys of the whole tree, counted by a cgroup), paired (-count $COUNT)"
+"$BT" -test.run '^$' -test.bench '^BenchmarkCPU$' -test.count "$COUNT" | tee -a "$RAW"
+
+step "a Runner's start and first command, and wsh -c :, paired (-count $COUNT)"
+"$BT" -test.run '^$' -test.bench '^BenchmarkFirstCommand$' -test.benchtime 50x -test.count "$COUNT" | tee -a "$RAW"
+"$BT" -test.run '^$' -test.bench '^BenchmarkWshC$' -test.benchtime 50x -test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, the jail with a large heap in the calling program (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkJailParentHeap$' -test.count "$COUNT" | tee -a "$RAW"

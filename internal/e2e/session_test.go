@@ -308,3 +308,99 @@ func TestSessionEndsWithWsh(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionWorkingDirectoryNoMagicLink: a command makes the shell's
+// working directory a symlink to /proc/self/fd/N/.., N each descriptor
+// the session's init may hold, and runs a command there with a directory
+// of the host as its standard input (the shell's descriptor of it is
+// sent to the init). The command never starts in the host's view: it
+// reads no hidden file and writes nowhere outside the writable paths,
+// by a path relative to its working directory. (Before the fix, the
+// init entered the directory through the magic link, with the host's
+// descriptor still open: the command read the hidden file and wrote to
+// the host.)
+func TestSessionWorkingDirectoryNoMagicLink(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				top := workDir(t, u)
+				secretDir, err := os.MkdirTemp("/var/tmp", "wsh-e2e-secret-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(secretDir) })
+				os.Chmod(secretDir, 0o755)
+				writeOwned(t, u, filepath.Join(secretDir, "key"), "TOPSECRET\n")
+				outside, err := os.MkdirTemp("/var/tmp", "wsh-e2e-outside-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(outside) })
+				if u.uid >= 0 {
+					mustChown(t, outside, u.uid)
+				}
+				mkdirOwned(t, u, filepath.Join(top, "d"))
+				// From the stream's directory (/tmp) to the host's root,
+				// through a directory of it.
+				inTmp, ok := strings.CutPrefix(top, "/tmp/")
+				if !ok {
+					t.Fatalf("the work directory %s is not in /tmp", top)
+				}
+				up := strings.SplitN(inTmp, "/", 2)[0] + "/../.."
+				script := `cd d
+for n in 3 4 5 6 7 8 9 10 11 12 13 14; do
+  sh -c "cd .. && rm -rf d && ln -s /proc/self/fd/$n/` + up + ` d"
+  sh -c 'cat ` + secretDir[1:] + `/key; echo pwned > ` + outside[1:] + `/x' < /tmp 2>/dev/null
+done
+echo done`
+				r := runWsh(t, u, top, []string{"WSH_HIDE=" + secretDir, "WSH_JAIL=" + mode}, script)
+				if strings.Contains(r.stdout, "TOPSECRET") {
+					t.Errorf("a command read the hidden file through the init's descriptor:\n%s", r.stdout)
+				}
+				if _, err := os.Lstat(filepath.Join(outside, "x")); err == nil {
+					t.Errorf("a command wrote outside the writable paths through the init's descriptor")
+				}
+				if !strings.HasSuffix(r.stdout, "done\n") {
+					t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestSessionRenewedWhenStale: a command leaves a process behind
+// (setsid), which waits and then writes a hook into a repository that a
+// later command makes. The session's jail, made before the repository,
+// does not protect it; the command after the repository is made finds
+// the session stale, and the session ends with what runs in it, before
+// that command runs in a new one: the hook is never written. (Before, the
+// session went on for the process left behind, and the hook landed on
+// the host.)
+func TestSessionRenewedWhenStale(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				old := time.Now().Add(-time.Hour)
+				os.Chtimes(dir, old, old)
+				script := `sh -c "setsid sh -c 'while [ ! -e trigger ]; do sleep 0.05; done; echo \"#!/bin/sh\" > sub/.git/hooks/pre-commit; echo planted > planted' </dev/null >/dev/null 2>&1 &"
+git init -q sub
+sh -c 'touch trigger'
+sleep 1
+echo done`
+				r := runWsh(t, u, dir, append([]string{"WSH_JAIL=" + mode}, jailEnv...), script)
+				if r.status != 0 || r.stdout != "done\n" {
+					t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				for _, f := range []string{"sub/.git/hooks/pre-commit", "planted"} {
+					if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+						t.Errorf("%s was written by the process left behind:\n%s", f, r.stderr)
+					}
+				}
+				if mode == "session" && !strings.Contains(r.stderr, "the session's jail ends, with what still runs in it, and a new one is made") {
+					t.Errorf("wsh did not say the session was made anew:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,11 +34,16 @@ type server struct {
 
 // serve runs the session until wsh closes its end of the channel (or
 // dies, which closes it): then every process of the jail is killed and
-// reaped. A signal sent to the init from outside the jail (inside, a
-// command cannot signal its PID 1) is passed on to every command running,
-// as a command's own init passes it on to its target.
+// reaped. A signal the init takes (SIGINT, SIGTERM, SIGHUP, SIGQUIT: from
+// the host, or from a command, since PID 1 has handlers for them) is
+// passed on to every command running, as a command's own init passes it
+// on to its target; a command gains nothing by it that kill(-1) does not
+// give it.
 func serve(st *setupState, sigs <-chan os.Signal) int {
 	s := &server{st: st, fd: proto.SessionFD, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+	// The home is mounted: its descriptor is no longer needed (its lock,
+	// HomeLockFD, is held for the init's life).
+	unix.Close(proto.HomeFD)
 	unix.Close(proto.ReportFD) // the setup is over: wsh reads EOF, the session is ready
 	go func() {
 		for sig := range sigs {
@@ -91,25 +97,28 @@ func (s *server) loop() {
 
 // run forks the command of id, from the SessionRun in fds[3], with fds[0]
 // to fds[2] as its standard streams. Each stream is shown to the command
-// as the jail shows it (reopenStdio, as a command's own jail does); its
-// working directory is checked first, so that a missing one is said as
-// the chdir step, not as the exec.
+// as the jail shows it (reopenStdio, as a command's own jail does), and
+// the descriptors wsh sent (the shell's view, the host's mounts) are
+// closed before the fork: the child, until its exec, resolves its paths
+// with the init's descriptor table, and through a magic link
+// (/proc/self/fd/N) one of those would lead out of the jail's view. The
+// working directory is entered as the chdir step of a jail's own setup
+// does (no magic link: here no symlink at all), by the init itself, and
+// the child inherits it.
 func (s *server) run(id uint64, fds []int) {
-	defer closeAll(fds)
+	defer func() { closeAll(fds) }()
 	var r *proto.SessionRun
 	err := error(unix.EINVAL)
 	if len(fds) == 4 {
 		r, err = readRun(fds[3])
+		unix.Close(fds[3])
+		fds = fds[:3]
 	}
 	if err == nil && r.ID != id {
 		err = unix.EINVAL
 	}
 	if err != nil {
 		s.failed(id, proto.StepExec, unix.EINVAL)
-		return
-	}
-	if err := checkDir(r.Dir); err != nil {
-		s.failed(id, proto.StepChdir, err)
 		return
 	}
 	var stdio [3]uintptr
@@ -120,19 +129,34 @@ func (s *server) run(id uint64, fds []int) {
 			return
 		}
 		if nfd != fds[i] {
-			fds = append(fds, nfd) // closed with the others
+			unix.Close(fds[i])
+			fds[i] = nfd
 		}
 		stdio[i] = uintptr(nfd)
 	}
+	// No symlink (wsh sends the directory resolved as the jail shows it),
+	// so no magic link either; openat2 is the filter's ENOSYS by now.
+	dir, err := openNoSymlinks(r.Dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		s.failed(id, proto.StepChdir, err)
+		return
+	}
+	defer unix.Close(dir)
 	s.mu.Lock()
+	if err := unix.Fchdir(dir); err != nil {
+		s.mu.Unlock()
+		s.failed(id, proto.StepChdir, err)
+		return
+	}
 	old := syscall.Umask(int(r.Umask & 0o777))
 	pidfd := -1
+	stop := s.watchFork()
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
-		Dir:   r.Dir,
 		Env:   r.Env,
 		Files: stdio[:],
 		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
+	stop()
 	syscall.Umask(old)
 	if err != nil {
 		s.mu.Unlock()
@@ -152,6 +176,61 @@ func (s *server) run(id uint64, fds []int) {
 	}
 }
 
+// forkTimeout bounds the time from a command's fork to its exec.
+const forkTimeout = 5 * time.Second
+
+// watchFork guards the fork that the calling thread, holding mu, is about
+// to make. Go forks with vfork: this thread waits until the child has
+// exec'd. The commands of a session share its PID namespace and its uid,
+// so one of them can stop the child (SIGSTOP) before its exec, or make
+// the exec wait (a lease on the file), and so stall the init for every
+// command and for its own end. After forkTimeout the child, a child of
+// this thread that is no command yet, is killed: the fork returns, and the
+// command's status is SIGKILL's. stop ends the watch. (Called with mu held:
+// s.ids is not read here.)
+func (s *server) watchFork() (stop func()) {
+	tid := unix.Gettid()
+	// The orphans of the jail are this process's children too (and, when
+	// this is the main thread, this thread's): only a child that was not
+	// there before, that is no command, and that still runs the init's own
+	// program (a vfork child before its exec) is the one.
+	before := map[int]bool{}
+	for _, pid := range threadChildren(tid) {
+		before[pid] = true
+	}
+	self, _ := os.Readlink("/proc/self/exe")
+	var done atomic.Bool
+	t := time.AfterFunc(forkTimeout, func() {
+		for _, pid := range threadChildren(tid) {
+			if before[pid] || done.Load() {
+				continue
+			}
+			if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && self != "" && exe == self {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+	})
+	return func() {
+		done.Store(true)
+		t.Stop()
+	}
+}
+
+// threadChildren are the children of thread tid of this process.
+func threadChildren(tid int) []int {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/children")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // failed says that the command id never ran: step failed with err.
 func (s *server) failed(id uint64, step proto.Step, err error) {
 	var errno syscall.Errno
@@ -159,18 +238,6 @@ func (s *server) failed(id uint64, step proto.Step, err error) {
 		errno = unix.EIO
 	}
 	s.send(proto.SessionMsg{Kind: proto.MsgFailed, ID: id, Step: step, Value: uint32(errno)})
-}
-
-// checkDir checks that dir is a directory the command can enter.
-func checkDir(dir string) error {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return unix.ENOTDIR
-	}
-	return unix.Access(dir, unix.X_OK)
 }
 
 // untrace frees the exit of the command id from a tracer. A process of

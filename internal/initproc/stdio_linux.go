@@ -81,7 +81,12 @@ func (s *setupState) reopened(fd int) (int, error) {
 	if kind == unix.S_IFDIR {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	}
-	nfd, err := unix.Open(path, flags|unix.O_NONBLOCK, 0)
+	// No symlink (the path the kernel gives has none): a component swapped
+	// meanwhile for a symlink to /proc/self/fd/N (this process's own
+	// descriptor of the stream, the shell's view) would open the stream
+	// again through the host's view, the same file, and pass the check
+	// below.
+	nfd, err := openNoSymlinks(path, flags|unix.O_NONBLOCK)
 	if err != nil {
 		return -1, bad(path)
 	}
@@ -103,6 +108,47 @@ func (s *setupState) reopened(fd int) (int, error) {
 		}
 	}
 	return nfd, nil
+}
+
+// openNoSymlinks opens the absolute path with flags, following no
+// symlink on the way (ELOOP), with openat(2) one component at a time: a
+// session's init has its filter by then, which refuses openat2 (ENOSYS),
+// and so RESOLVE_NO_SYMLINKS.
+func openNoSymlinks(path string, flags int) (int, error) {
+	if !strings.HasPrefix(path, "/") {
+		return -1, unix.EINVAL
+	}
+	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	rel := strings.Trim(path, "/")
+	if rel == "" {
+		// "/" itself.
+		fd, err := unix.Openat(dir, ".", flags|unix.O_CLOEXEC, 0)
+		unix.Close(dir)
+		return fd, err
+	}
+	parts := strings.Split(rel, "/")
+	for i, c := range parts {
+		if c == "" || c == "." || c == ".." {
+			unix.Close(dir)
+			return -1, unix.EINVAL
+		}
+		if i == len(parts)-1 {
+			fd, err := unix.Openat(dir, c, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			unix.Close(dir)
+			return fd, err
+		}
+		next, err := unix.Openat(dir, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(dir)
+		if err != nil {
+			return -1, err
+		}
+		dir = next
+	}
+	unix.Close(dir)
+	return -1, unix.EINVAL // not reached: the loop returns at the last component
 }
 
 func isTerminal(fd int) bool {

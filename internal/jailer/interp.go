@@ -93,10 +93,13 @@ func (j *Jailer) Close() error {
 	}
 	j.checkWatched()
 	var err error
-	if j.session != nil {
+	j.closed.Store(true)
+	j.renewMu.Lock() // a session being made in place of a stale one is made
+	j.renewMu.Unlock()
+	if sj := j.session.Load(); sj != nil {
 		// Every process of the session's jail ends with it: nothing a
 		// command left running outlives the Runner.
-		err = j.session.close()
+		err = sj.close()
 	}
 	j.terminals.restore()
 	j.releaseHome()

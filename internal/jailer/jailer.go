@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
@@ -65,8 +66,12 @@ type Jailer struct {
 	// leaves it unsaid, as when it was said once for the whole process.
 	WarnGate func() bool
 	// session is the Runner's one jail (WSH_JAIL=session), once decide
-	// made it; nil for a jail per command.
-	session *sessionJail
+	// made it (and the one made in its place when it went stale); nil
+	// for a jail per command.
+	session atomic.Pointer[sessionJail]
+	// closed is set by Close: no session is made after it.
+	closed  atomic.Bool
+	renewMu sync.Mutex // one new session at a time
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
@@ -449,7 +454,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	if j.session != nil && j.rung == proto.RungFull {
+	if j.session.Load() != nil && j.rung == proto.RungFull {
 		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
 			return err
 		} else if ok {

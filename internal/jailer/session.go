@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"mvdan.cc/sh/v3/interp"
 
@@ -34,9 +35,9 @@ type sessionJail struct {
 	// pins and paths are the protection the jail was made with.
 	pins, paths map[proto.PathID]bool
 
-	mu    sync.Mutex
-	ended bool            // the session's jail is gone: commands get their own
-	said  map[string]bool // the reasons for a jail of a command's own, said once each
+	mu      sync.Mutex
+	ended   bool // the session's jail is gone: commands get their own
+	renewed bool // ended by renewSession, which made another
 
 	closeOnce sync.Once
 	closeErr  error
@@ -45,12 +46,13 @@ type sessionJail struct {
 // Session says that the Jailer's commands share one jail: WSH_JAIL=session,
 // and the session's jail was made and has not ended.
 func (j *Jailer) Session() bool {
-	if j.session == nil || j.rung != proto.RungFull {
+	sj := j.session.Load()
+	if sj == nil || j.rung != proto.RungFull {
 		return false
 	}
-	j.session.mu.Lock()
-	defer j.session.mu.Unlock()
-	return !j.session.ended
+	sj.mu.Lock()
+	defer sj.mu.Unlock()
+	return !sj.ended
 }
 
 // startSession makes the session's jail, the Runner's first: it is the
@@ -80,8 +82,8 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 		}
 		return v
 	}
-	sj := &sessionJail{s: s, hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths), said: map[string]bool{}}
-	j.session = sj
+	sj := &sessionJail{s: s, hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	j.session.Store(sj)
 	return v
 }
 
@@ -119,13 +121,7 @@ func (j *Jailer) hiddenPrint() string {
 // sessionRun runs c in the session's jail, if it still is what c's own
 // jail would be; ok is false when c is to get a jail of its own.
 func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out proto.Facts, err error, ok bool) {
-	sj := j.session
-	sj.mu.Lock()
-	ended := sj.ended
-	sj.mu.Unlock()
-	if ended {
-		return out, nil, false
-	}
+	sj := j.session.Load()
 	prot, perr := j.protector.protection(dir)
 	if perr != nil {
 		// As in a command's own jail: no jail rather than one that
@@ -134,7 +130,26 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		return out, interp.ExitStatus(126), true
 	}
 	if why := sj.stale(&prot, j.hiddenPrint()); why != "" {
-		sj.sayOnce(j, why)
+		// What runs in the session's jail has its view, which a jail
+		// made now would not give: it ends with it, and a new one is
+		// made for this command and the next.
+		if sj = j.renewSession(sj, dir, why); sj == nil {
+			return out, nil, false
+		}
+		if prot, perr = j.protector.protection(dir); perr != nil {
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
+			return out, interp.ExitStatus(126), true
+		}
+		if why := sj.stale(&prot, j.hiddenPrint()); why != "" {
+			// Changing as fast as sessions are made: this one gets a
+			// jail of its own.
+			return out, nil, false
+		}
+	}
+	sj.mu.Lock()
+	ended := sj.ended
+	sj.mu.Unlock()
+	if ended {
 		return out, nil, false
 	}
 	umask, uerr := processUmask()
@@ -151,13 +166,22 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	switch {
 	case ctx.Err() != nil:
 	case errors.Is(facts.StartErr, launch.ErrSessionEnded):
-		// The jail is gone (its init was killed from outside): this
-		// command was not sent, and it and later ones get their own.
-		sj.end()
-		sj.sayOnce(j, "the session's jail has ended")
+		// The jail is gone (its init was killed from outside, or made
+		// stale and ended by another command): this command was not
+		// sent; it gets a jail of its own.
+		if !sj.endedByUs() {
+			sj.end()
+			j.sayOnce("the session's jail has ended; later commands get a jail of their own")
+		}
 		return out, nil, false
 	case errors.Is(facts.StartErr, launch.ErrSessionLost):
 		// It may have run in part: not run again.
+		if sj.endedByUs() {
+			// Ended by another command's renewSession as this one was
+			// sent: it did not start, or was killed with the session.
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s: the session's jail was made anew as it started; it did not run\n", c.name())
+			return out, interp.ExitStatus(126), true
+		}
 		sj.end()
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v; later commands get a jail of their own\n", c.name(), facts.StartErr)
 		return out, interp.ExitStatus(126), true
@@ -190,13 +214,47 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 	return ""
 }
 
-func (sj *sessionJail) sayOnce(j *Jailer, why string) {
+// renewSession ends the stale session sj, with every process in it, and
+// makes a new one in its place, as the Runner's first was made. It
+// returns the session to use: the new one, one another command made
+// meanwhile, or nil when none can be made (the command then gets a jail
+// of its own, and so do later ones).
+func (j *Jailer) renewSession(sj *sessionJail, dir, why string) *sessionJail {
+	j.renewMu.Lock()
+	defer j.renewMu.Unlock()
+	if cur := j.session.Load(); cur != sj {
+		return cur // renewed by another command
+	}
+	if j.closed.Load() {
+		return nil
+	}
+	j.sayOnce("wsh: " + why + ": the session's jail ends, with what still runs in it, and a new one is made")
 	sj.mu.Lock()
-	said := sj.said[why]
-	sj.said[why] = true
+	sj.renewed = true
 	sj.mu.Unlock()
-	if !said {
-		fmt.Fprintf(j.warn, "wsh: %s; such commands get a jail of their own, which does not share the session's processes and network\n", why)
+	sj.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	j.session.Store(nil)
+	if v := j.startSession(ctx, dir); v.Kind != verdict.Ran || j.session.Load() == nil {
+		j.sayOnce(fmt.Sprintf("wsh: a new session's jail could not be made (%s); commands get a jail of their own", v.Message()))
+		j.session.Store(sj) // ended: its commands go to jails of their own
+		return nil
+	}
+	return j.session.Load()
+}
+
+// endedByUs says that the session was ended by renewSession.
+func (sj *sessionJail) endedByUs() bool {
+	sj.mu.Lock()
+	defer sj.mu.Unlock()
+	return sj.renewed
+}
+
+// sayOnce says msg on the warning stream, once for each msg.
+func (j *Jailer) sayOnce(msg string) {
+	if _, said := j.madeSaid.LoadOrStore("session:"+msg, true); !said {
+		fmt.Fprintln(j.warn, msg)
 	}
 }
 

@@ -42,7 +42,13 @@ type Session struct {
 	wait map[uint64]chan proto.SessionMsg
 	end  chan struct{} // closed when the channel has ended
 	gone chan struct{} // closed once the init is reaped
+
+	closeOnce sync.Once
+	closeErr  error
 }
+
+// closeTimeout is how long Close waits for the init to end by itself.
+const closeTimeout = 5 * time.Second
 
 // A Command is one command for a Session.
 type Command struct {
@@ -208,53 +214,84 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		grace = exitGrace
 	}
 	out := proto.Facts{Rung: s.rung}
-	select {
-	case m := <-ch:
-		switch m.Kind {
-		case proto.MsgFailed:
-			cio.wait(grace)
-			out.Report = &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}
-			out.Status = proto.ReservedStatus
-			return out
-		case proto.MsgExited: // the init sends Started first; never trust order alone
-			cio.wait(grace)
-			out.Status = int(m.Value)
-			return out
-		}
-	case <-s.end:
-		cio.wait(grace)
-		return proto.Facts{Rung: s.rung, StartErr: ErrSessionLost}
-	}
-	out.Status = s.await(ctx, id, ch, c.KillTimeout)
+	status, report, err := s.await(ctx, id, ch, c.KillTimeout)
 	cio.wait(grace)
+	switch {
+	case err != nil:
+		return proto.Facts{Rung: s.rung, StartErr: err}
+	case report != nil:
+		out.Report, out.Status = report, proto.ReservedStatus
+	default:
+		out.Status = status
+	}
 	return out
 }
 
-// await waits for the command id to exit and returns its status. A
-// cancelled command's process group gets SIGTERM, and SIGKILL killTimeout
-// later (at once with none).
-func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration) int {
+// await waits for the end of the command id: its status, or the report
+// of its fork or exec failing. A cancelled command's process group gets
+// SIGTERM, and SIGKILL killTimeout later (at once with none); a signal
+// sent before the init said the command started is sent again once it
+// says so. A session that ends before the command started gives
+// ErrSessionLost; an init that says nothing for killTimeout (or
+// exitGrace) after the SIGKILL, ctx's error.
+func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration) (int, *proto.Report, error) {
 	done := ctx.Done()
-	var kill <-chan time.Time
+	var kill, giveUp <-chan time.Time
+	started := false
+	var sent syscall.Signal
+	send := func(sig syscall.Signal) {
+		sent = sig
+		s.signal(id, sig)
+	}
+	wait := killTimeout
+	if wait <= 0 {
+		wait = exitGrace
+	}
 	for {
 		select {
 		case m := <-ch:
-			return int(m.Value)
+			switch m.Kind {
+			case proto.MsgStarted:
+				started = true
+				if sent != 0 {
+					s.signal(id, sent)
+				}
+			case proto.MsgFailed:
+				return 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}, nil
+			case proto.MsgExited:
+				return int(m.Value), nil, nil
+			}
 		case <-s.end:
-			return proto.SignalStatus(syscall.SIGKILL)
+			if !started {
+				return 0, nil, ErrSessionLost
+			}
+			return proto.SignalStatus(syscall.SIGKILL), nil, nil
 		case <-done:
 			done = nil
 			if killTimeout <= 0 {
-				s.signal(id, syscall.SIGKILL)
-				continue
+				send(syscall.SIGKILL)
+			} else {
+				send(syscall.SIGTERM)
+				t := time.NewTimer(killTimeout)
+				defer t.Stop()
+				kill = t.C
 			}
-			s.signal(id, syscall.SIGTERM)
-			t := time.NewTimer(killTimeout)
-			defer t.Stop()
-			kill = t.C
+			if killTimeout <= 0 {
+				g := time.NewTimer(wait)
+				defer g.Stop()
+				giveUp = g.C
+			}
 		case <-kill:
 			kill = nil
-			s.signal(id, syscall.SIGKILL)
+			send(syscall.SIGKILL)
+			g := time.NewTimer(wait)
+			defer g.Stop()
+			giveUp = g.C
+		case <-giveUp:
+			// The init does not answer (a fork it waits on): the
+			// cancelled command is left to the session's end.
+			s.forget(id)
+			return 0, nil, ctx.Err()
 		}
 	}
 }
@@ -293,10 +330,24 @@ func (s *Session) forget(id uint64) {
 // Close ends the session: the init kills and reaps every process of the
 // jail, and Close returns once it is gone.
 func (s *Session) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Session) close() error {
 	s.wmu.Lock()
 	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
 	s.wmu.Unlock()
-	<-s.gone
+	select {
+	case <-s.gone:
+	case <-time.After(closeTimeout):
+		// The init does not end (stalled in a fork a command holds up):
+		// SIGKILL to a PID 1 ends its whole namespace. Its home lock may
+		// then be let go before the last process is gone, which the
+		// init's own end avoids; this is for an init that cannot end.
+		s.p.Kill()
+		<-s.gone
+	}
 	<-s.end
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

@@ -216,3 +216,44 @@ func TestSessionOutlivesTheStartingThread(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStuckInit: an init that does not answer (stopped here from
+// the host; a command can stall it in a fork) neither holds a cancelled
+// command's Run for ever nor its Close: Run returns after the kill
+// timeout and a grace, and Close kills the init (SIGKILL ends its PID
+// namespace) after closeTimeout.
+func TestSessionStuckInit(t *testing.T) {
+	s, dir := startSession(t)
+	path, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan proto.Facts, 1)
+	go func() {
+		done <- s.Run(ctx, &Command{Path: path, Args: []string{"sleep", "300"}, Env: []string{}, Dir: dir, KillTimeout: 200 * time.Millisecond})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case f := <-done:
+		if f.StartErr == nil {
+			t.Errorf("a Run the init never answered: %+v", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled Run on a stuck init did not return within 5 s")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(closeTimeout + 5*time.Second):
+		t.Fatal("Close of a stuck init did not return")
+	}
+	if err := s.p.Signal(syscall.Signal(0)); err == nil {
+		t.Error("the stuck init still runs after Close")
+	}
+}

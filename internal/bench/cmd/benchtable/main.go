@@ -120,7 +120,8 @@ func (r ratio) value(res results) (med, lo, hi float64, ok bool) {
 	return med, lo, hi, true
 }
 
-// A pairTarget is a target on the A/B metric of BenchmarkPair.
+// A pairTarget is a target on the A/B metric of a paired benchmark
+// (BenchmarkPair, or the one its pair names: "BenchmarkCPU/jail-vs-bwrap").
 type pairTarget struct {
 	host, pair string
 	max        float64 // 0: no target, for information
@@ -130,8 +131,18 @@ type pairTarget struct {
 var pairTargets = []pairTarget{
 	{"normal", "opted-out-vs-default-handler", 1.05, "target: opted-out <= 1.05 x default-handler"},
 	{"normal", "jail-vs-bwrap", 1.00, "target: jail/bare <= bwrap/bare, i.e. jail <= bwrap"},
-	{"normal", "jail-vs-bare", 0, ""},
+	{"normal", "jail-vs-bare", 1.30, "target: a session's jailed exec <= 1.3 x a bare exec"},
+	{"normal", "jail-vs-jail-command", 0, "a session's exec against a jail per command"},
+	{"normal", "jail-command-vs-bare", 0, "a jail per command"},
 	{"normal", "bwrap-vs-bare", 0, ""},
+	{"normal", "BenchmarkCPU/jail-vs-bwrap", 0.50, "target: CPU per jailed exec <= half of bubblewrap's"},
+	{"normal", "BenchmarkCPU/jail-vs-jail-command", 0, "CPU, a session against a jail per command"},
+	{"normal", "BenchmarkCPU/jail-vs-bare", 0, "CPU, against a bare exec"},
+	{"normal", "BenchmarkCPU/jail-command-vs-bwrap", 0, "CPU, a jail per command against bubblewrap"},
+	{"normal", "BenchmarkFirstCommand/start-session-vs-start-command", 1.00, "target: the session's start <= one jail (the per-command probe)"},
+	{"normal", "BenchmarkFirstCommand/session-vs-command", 0, "a Runner up to its first command's end"},
+	{"normal", "BenchmarkWshC/wsh-session-vs-bash", 0, "wsh -c : against bash -c :"},
+	{"normal", "BenchmarkWshC/wsh-session-vs-wsh-command", 0, "wsh -c :, a session against a jail per command"},
 	{"hostile-mode1", "landlock-vs-opted-out", 0, "the landlock rung's cost per exec"},
 	{"normal", "jail-home-vs-jail-home-readonly", 1.10, "target: the copy-on-write home <= 1.10 x the read-only home"},
 	{"hostile-mode1", "opted-out-vs-default-handler", 0, "under the hostile filter"},
@@ -219,9 +230,13 @@ func main() {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "paired ratios (BenchmarkPair: A and B alternate within one run), median A/B with its range over the rounds")
 	for _, t := range pairTargets {
-		v := res[t.host]["BenchmarkPair/pair="+t.pair]["A/B"]
+		bench, pair, ok := strings.Cut(t.pair, "/")
+		if !ok {
+			bench, pair = "BenchmarkPair", t.pair
+		}
+		v := res[t.host][bench+"/pair="+pair]["A/B"]
 		if len(v) == 0 {
-			fmt.Fprintf(w, "  %-15s %-36s  not measured\n", t.host, t.pair)
+			fmt.Fprintf(w, "  %-15s %-52s  not measured\n", t.host, t.pair)
 			continue
 		}
 		med, lo, hi := median(v), slices.Min(v), slices.Max(v)
@@ -234,7 +249,7 @@ func main() {
 		case t.note != "":
 			verdict = "  (" + t.note + ")"
 		}
-		fmt.Fprintf(w, "  %-15s %-36s %6.3f  [%.3f, %.3f]%s\n", t.host, t.pair, med, lo, hi, verdict)
+		fmt.Fprintf(w, "  %-15s %-52s %6.3f  [%.3f, %.3f]%s\n", t.host, t.pair, med, lo, hi, verdict)
 	}
 }
 
