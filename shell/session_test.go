@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,25 @@ func sleepers(arg string) []string {
 		}
 	}
 	return pids
+}
+
+// lockedBuffer is a bytes.Buffer that goroutines may write while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func waitUntil(d time.Duration, cond func() bool) bool {
@@ -57,7 +77,8 @@ func TestCloseEndsTheSession(t *testing.T) {
 					}
 				}
 			})
-			var stderr bytes.Buffer
+			// The background job's stderr is copied while the test reads it.
+			var stderr lockedBuffer
 			r, err := shell.New(shell.Dir(t.TempDir()), shell.StdIO(nil, &stderr, &stderr),
 				shell.WithConfig(config.Config{RequireSandbox: config.FloorFull, Jail: mode}),
 				shell.Env([]string{"PATH=/usr/bin:/bin"}))
