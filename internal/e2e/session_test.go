@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -402,5 +404,115 @@ echo done`
 				}
 			})
 		}
+	}
+}
+
+// TestSessionLeftBehindEndsWithItsCommand: what a command leaves behind
+// (here a daemon that called setsid) ends when the command does, as in a
+// jail of its own: it cannot wait for a repository that a later command
+// makes and write a hook there while the shell runs only builtins (no
+// command is checked meanwhile).
+func TestSessionLeftBehindEndsWithItsCommand(t *testing.T) {
+	for _, mode := range jailModes {
+		for _, u := range users {
+			t.Run(mode+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				// The loop of builtins runs for about 2 s here, the
+				// process left behind waits 0.2 s after the repository.
+				script := `sh -c "setsid sh -c 'while [ ! -e sub/.git/config ]; do sleep 0.02; done; sleep 0.2; echo \"#!/bin/sh\" > sub/.git/hooks/pre-commit; echo planted > planted' </dev/null >/dev/null 2>&1 &"
+git init -q sub
+i=0; while [ $i -lt 250000 ]; do i=$((i+1)); done
+echo done`
+				r := runWsh(t, u, dir, append([]string{"WSH_JAIL=" + mode}, jailEnv...), script)
+				if r.status != 0 || r.stdout != "done\n" {
+					t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				for _, f := range []string{"sub/.git/hooks/pre-commit", "planted"} {
+					if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+						t.Errorf("%s was written by the process left behind", f)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSessionOtherRepositoryKeepsTheSession: a command in a repository
+// that the session's jail was not made for gets a jail of its own (its
+// protected paths are not in the session's), and the session, with the
+// background job running in it, goes on.
+func TestSessionOtherRepositoryKeepsTheSession(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			top := workDir(t, u)
+			other := filepath.Join(filepath.Dir(top), "other-"+uniqueNumber(0))
+			mkdirOwned(t, u, other)
+			t.Cleanup(func() { os.RemoveAll(other) })
+			mustRun(t, u, other, nil, "git init -q .")
+			token := uniqueNumber(405)
+			r := runWsh(t, u, top, sessionEnv, "sleep "+token+" &\ncd "+other+"\n/bin/echo in-other\ncd "+top+"\nps -e -o comm= | grep -c '^sleep$'")
+			if r.status != 0 || r.stdout != "in-other\n1\n" {
+				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "the session's jail ends") {
+				t.Errorf("the session was made anew for a command in another repository:\n%s", r.stderr)
+			}
+			if !strings.Contains(r.stderr, "get a jail of their own") {
+				t.Errorf("wsh did not say the command got a jail of its own:\n%s", r.stderr)
+			}
+			noLeftovers(t, token)
+		})
+	}
+}
+
+// stopperPy holds a write lease on ./prog (so that an exec of it waits)
+// and stops every process named as the session's PID 1 that is not PID 1
+// (PID 1's child between its fork and its exec), then lets the lease go.
+const stopperPy = `python3 -c '
+import fcntl, os, signal, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fd = os.open("prog", os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+name = open("/proc/1/comm").read()
+end = time.time() + 10
+while time.time() < end:
+    hit = False
+    for p in os.listdir("/proc"):
+        if p.isdigit() and p != "1" and int(p) != os.getpid():
+            try:
+                if open("/proc/%s/comm" % p).read() == name:
+                    os.kill(int(p), signal.SIGSTOP); hit = True
+            except OSError:
+                pass
+    if hit:
+        break
+    time.sleep(0.005)
+time.sleep(0.3)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+'`
+
+// TestSessionForkCannotBeStalled: a command stops PID 1's child before
+// its exec (holding the exec with a lease to widen the window): PID 1
+// kills that child after its fork timeout, the command's status is
+// SIGKILL's, and the session goes on (before, it stalled for good, and
+// wsh with it).
+func TestSessionForkCannotBeStalled(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := wshCmd(ctx, u, workDir(t, u), sessionEnv, "-c", "cp /bin/true prog\n"+stopperPy+" &\nsleep 0.5\n./prog\necho \"prog $?\"\n/bin/echo after")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			if ctx.Err() != nil {
+				t.Fatalf("wsh did not end within 60 s: the session stalled\n%s", out.String())
+			}
+			if err != nil || !strings.Contains(out.String(), "prog 137\nafter\n") {
+				t.Errorf("%v after %v:\n%s", err, took.Round(time.Millisecond), out.String())
+			}
+		})
 	}
 }

@@ -19,7 +19,7 @@ import (
 // forking each command wsh sends on proto.SessionFD inside the jail. Every
 // command inherits the init's confinement (the setup dropped its
 // capabilities, set no_new_privs and loaded the filter on the thread that
-// forks), runs in a process group of its own, and is reaped here, with
+// forks), runs in a session of its own, and is reaped here, with
 // whatever it left behind.
 type server struct {
 	st  *setupState // what the setup left: the streams are reopened with it
@@ -154,7 +154,7 @@ func (s *server) run(id uint64, fds []int) {
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
 		Env:   r.Env,
 		Files: stdio[:],
-		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
 	})
 	stop()
 	syscall.Umask(old)
@@ -192,20 +192,22 @@ func (s *server) watchFork() (stop func()) {
 	tid := unix.Gettid()
 	// The orphans of the jail are this process's children too (and, when
 	// this is the main thread, this thread's): only a child that was not
-	// there before, that is no command, and that still runs the init's own
-	// program (a vfork child before its exec) is the one.
+	// there before and that still bears the init's name (a vfork child
+	// before its exec; its exe link is not readable: it shares the init's
+	// memory, which is not dumpable) is the one. A process of the jail
+	// that names itself so only gets itself killed.
 	before := map[int]bool{}
 	for _, pid := range threadChildren(tid) {
 		before[pid] = true
 	}
-	self, _ := os.Readlink("/proc/self/exe")
+	self, _ := os.ReadFile("/proc/self/comm")
 	var done atomic.Bool
 	t := time.AfterFunc(forkTimeout, func() {
 		for _, pid := range threadChildren(tid) {
 			if before[pid] || done.Load() {
 				continue
 			}
-			if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && self != "" && exe == self {
+			if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && len(self) > 0 && string(comm) == string(self) {
 				unix.Kill(pid, unix.SIGKILL)
 			}
 		}
@@ -238,6 +240,55 @@ func (s *server) failed(id uint64, step proto.Step, err error) {
 		errno = unix.EIO
 	}
 	s.send(proto.SessionMsg{Kind: proto.MsgFailed, ID: id, Step: step, Value: uint32(errno)})
+}
+
+// killOrphans kills, when a command has exited, every process of the
+// jail that is in the session of no command still running: what a
+// command left behind (a job of a shell that has exited, a daemon that
+// called setsid) ends when it does, as in a jail of its own. A process
+// left behind would keep the jail's view after a repository or a hidden
+// path appeared, which the next command's check would find only then.
+// Each command leads a session of its own (no process can join another
+// session), so the commands still running keep what is theirs: a server
+// started in the background and its children, a shell's jobs in groups
+// of their own. Called with mu held.
+func (s *server) killOrphans() {
+	groups := make(map[int]bool, len(s.byID))
+	for _, pid := range s.byID {
+		groups[pid] = true // each command leads its own session (Setsid)
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == 1 || groups[pid] {
+			continue
+		}
+		if sid, ok := processSession(pid); ok && !groups[sid] {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}
+
+// processSession is the session of pid (proc(5), /proc/PID/stat field
+// 6), false when it is gone or its session is not of the jail (0).
+func processSession(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 4 {
+		return 0, false
+	}
+	sid, err := strconv.Atoi(f[3])
+	return sid, err == nil && sid > 0
 }
 
 // untrace frees the exit of the command id from a tracer. A process of
@@ -339,6 +390,7 @@ func (s *server) reap() {
 		if ok {
 			delete(s.ids, pid)
 			delete(s.byID, id)
+			s.killOrphans()
 		}
 		s.mu.Unlock()
 		if ok {

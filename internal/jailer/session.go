@@ -28,7 +28,8 @@ import (
 // hidden path appeared or moved, a repository appeared where the command
 // works) gets a jail of its own, made now, and wsh says why, once.
 type sessionJail struct {
-	s *launch.Session
+	s   *launch.Session
+	dir string // the working directory it was made for (the start directory)
 	// hidden is what the hidden paths were when the session's jail
 	// covered them (hiddenPrint).
 	hidden string
@@ -82,7 +83,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 		}
 		return v
 	}
-	sj := &sessionJail{s: s, hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	sj := &sessionJail{s: s, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
 	j.session.Store(sj)
 	return v
 }
@@ -122,22 +123,49 @@ func (j *Jailer) hiddenPrint() string {
 // jail would be; ok is false when c is to get a jail of its own.
 func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out proto.Facts, err error, ok bool) {
 	sj := j.session.Load()
-	prot, perr := j.protector.protection(dir)
-	if perr != nil {
-		// As in a command's own jail: no jail rather than one that
-		// leaves a protected path writable.
-		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
+	if sj == nil {
+		return out, nil, false
+	}
+	protectionOf := func(d string) (protection, bool) {
+		prot, perr := j.protector.protection(d)
+		if perr != nil {
+			// As in a command's own jail: no jail rather than one that
+			// leaves a protected path writable.
+			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
+		}
+		return prot, perr == nil
+	}
+	prot, good := protectionOf(dir)
+	if !good {
 		return out, interp.ExitStatus(126), true
 	}
-	if why := sj.stale(&prot, j.hiddenPrint()); why != "" {
+	hidden := j.hiddenPrint()
+	if why := sj.stale(&prot, hidden); why != "" {
+		// Stale for the session's own directory (a hidden path changed,
+		// a repository or a protected path appeared there), or only for
+		// this command's, which works elsewhere?
+		own := prot
+		if dir != sj.dir {
+			if own, good = protectionOf(sj.dir); !good {
+				return out, interp.ExitStatus(126), true
+			}
+		}
+		if ownWhy := sj.stale(&own, hidden); ownWhy == "" {
+			// Elsewhere: the session's jail is what it was made to be,
+			// and this command gets what a jail per command gives it.
+			j.sayOnce(fmt.Sprintf("wsh: commands in %s get a jail of their own: the session's jail, made for %s, does not protect %s; they do not share the session's processes and network",
+				dir, sj.dir, sj.unprotected(&prot)))
+			return out, nil, false
+		} else {
+			why = ownWhy
+		}
 		// What runs in the session's jail has its view, which a jail
 		// made now would not give: it ends with it, and a new one is
 		// made for this command and the next.
-		if sj = j.renewSession(sj, dir, why); sj == nil {
+		if sj = j.renewSession(sj, why); sj == nil {
 			return out, nil, false
 		}
-		if prot, perr = j.protector.protection(dir); perr != nil {
-			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
+		if prot, good = protectionOf(dir); !good {
 			return out, interp.ExitStatus(126), true
 		}
 		if why := sj.stale(&prot, j.hiddenPrint()); why != "" {
@@ -201,14 +229,23 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 	if hidden != sj.hidden {
 		return "a hidden path changed since the session's jail was made"
 	}
+	if p := sj.unprotected(prot); p != "" {
+		return "a protected path appeared since the session's jail was made (" + p + ")"
+	}
+	return ""
+}
+
+// unprotected is a path of prot that the session's jail does not protect
+// ("" when there is none).
+func (sj *sessionJail) unprotected(prot *protection) string {
 	for _, id := range prot.pins {
 		if !sj.pins[id] {
-			return "a protected path appeared since the session's jail was made (" + id.Path + ")"
+			return id.Path
 		}
 	}
 	for _, id := range prot.paths {
 		if !sj.paths[id] {
-			return "a protected path appeared since the session's jail was made (" + id.Path + ")"
+			return id.Path
 		}
 	}
 	return ""
@@ -219,7 +256,7 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 // returns the session to use: the new one, one another command made
 // meanwhile, or nil when none can be made (the command then gets a jail
 // of its own, and so do later ones).
-func (j *Jailer) renewSession(sj *sessionJail, dir, why string) *sessionJail {
+func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	j.renewMu.Lock()
 	defer j.renewMu.Unlock()
 	if cur := j.session.Load(); cur != sj {
@@ -228,17 +265,20 @@ func (j *Jailer) renewSession(sj *sessionJail, dir, why string) *sessionJail {
 	if j.closed.Load() {
 		return nil
 	}
-	j.sayOnce("wsh: " + why + ": the session's jail ends, with what still runs in it, and a new one is made")
+	// Said each time: each ends what runs in the session.
+	fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)
 	sj.mu.Lock()
 	sj.renewed = true
 	sj.mu.Unlock()
 	sj.close()
+	// The session outlives the command that found it stale: not its
+	// context.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j.session.Store(nil)
-	if v := j.startSession(ctx, dir); v.Kind != verdict.Ran || j.session.Load() == nil {
+	// Until the new one is stored, commands find the old one ended, and
+	// get jails of their own.
+	if v := j.startSession(ctx, sj.dir); v.Kind != verdict.Ran || j.session.Load() == sj {
 		j.sayOnce(fmt.Sprintf("wsh: a new session's jail could not be made (%s); commands get a jail of their own", v.Message()))
-		j.session.Store(sj) // ended: its commands go to jails of their own
 		return nil
 	}
 	return j.session.Load()

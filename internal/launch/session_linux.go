@@ -311,14 +311,14 @@ func (s *Session) send(id uint64, c *Command, stdio [3]*os.File) error {
 	rights := unix.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()), int(mf.Fd()))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return os.NewSyscallError("sendmsg", unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgRun, ID: id}.Encode(), rights, nil, 0))
+	return os.NewSyscallError("sendmsg", unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgRun, ID: id}.Encode(), rights, nil, unix.MSG_NOSIGNAL))
 }
 
 // signal sends sig to the process group of the command id.
 func (s *Session) signal(id uint64, sig syscall.Signal) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgSignal, ID: id, Value: uint32(sig)}.Encode(), nil, nil, 0)
+	unix.Sendmsg(s.fd, proto.SessionMsg{Kind: proto.MsgSignal, ID: id, Value: uint32(sig)}.Encode(), nil, nil, unix.MSG_NOSIGNAL)
 }
 
 func (s *Session) forget(id uint64) {
@@ -335,9 +335,11 @@ func (s *Session) Close() error {
 }
 
 func (s *Session) close() error {
-	s.wmu.Lock()
+	// Not under wmu: a send blocked on a full socket (an init that does
+	// not read) holds it; the shutdown is what ends that send (EPIPE).
+	// The descriptor stays open until the end, so it is still the
+	// socket's.
 	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
-	s.wmu.Unlock()
 	select {
 	case <-s.gone:
 	case <-time.After(closeTimeout):

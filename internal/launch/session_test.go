@@ -49,16 +49,36 @@ func sh(t *testing.T, s *Session, dir, script string) (int, string) {
 }
 
 // TestSessionCommandsShareTheJail: commands of one session are forked in
-// one jail: a second command sees the first's background process (one PID
-// namespace) and its files; each has the confinement read back from the
-// kernel (no capabilities, no_new_privs, the filter), its own process
-// group, its umask and its status; none sees the session's channel.
+// one jail: a second command sees a first that still runs (one PID
+// namespace) and its files, but not what a command that has exited left
+// behind (killed as it exited); each has the confinement read back from
+// the kernel (no capabilities, no_new_privs, the filter), a session and
+// process group of its own, its umask and its status; none sees the
+// session's channel.
 func TestSessionCommandsShareTheJail(t *testing.T) {
 	s, dir := startSession(t)
-	if st, out := sh(t, s, dir, "sleep 300 & echo $! > bg; echo started"); st != 0 || out != "started\n" {
-		t.Fatalf("first command: %d %q", st, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	running := make(chan proto.Facts, 1)
+	go func() {
+		path, _ := exec.LookPath("sh")
+		running <- s.Run(ctx, &Command{Path: path, Args: []string{"sh", "-c", "echo $$ > bg; exec sleep 300"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir})
+	}()
+	defer func() { cancel(); <-running }()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(dir + "/bg"); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the first command did not start")
+		}
+	}
+	if st, out := sh(t, s, dir, "sleep 300 & echo $! > orphan; echo started"); st != 0 || out != "started\n" {
+		t.Fatalf("a command that leaves a process behind: %d %q", st, out)
 	}
 	st, out := sh(t, s, dir, `kill -0 $(cat bg) && echo bg-alive
+kill -0 $(cat orphan) 2>/dev/null || echo orphan-gone
+grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status
+echo sid=$(cut -d' ' -f6 /proc/self/stat) pgrp=$(cut -d' ' -f5 /proc/self/stat) pid=$$
 grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status
 echo pgrp=$(cut -d' ' -f5 /proc/self/stat) pid=$$
 umask
@@ -71,16 +91,17 @@ exit 7`)
 	if strings.Contains(out, "socket:[") {
 		t.Errorf("a command read the session's channel in PID 1's descriptors:\n%s", out)
 	}
-	for _, w := range []string{"bg-alive\n", "CapEff:\t0000000000000000\n", "CapBnd:\t0000000000000000\n", "NoNewPrivs:\t1\n", "Seccomp:\t2\n", "0022\n", "0 1 2 3 \n", "channel-refused\n"} {
+	for _, w := range []string{"bg-alive\n", "orphan-gone\n", "CapEff:\t0000000000000000\n", "CapBnd:\t0000000000000000\n", "NoNewPrivs:\t1\n", "Seccomp:\t2\n", "0022\n", "0 1 2 3 \n", "channel-refused\n"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("second command: no %q in\n%s", w, out)
 		}
 	}
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "pgrp=") {
+		if strings.HasPrefix(l, "sid=") {
 			f := strings.Fields(l)
-			if strings.TrimPrefix(f[0], "pgrp=") != strings.TrimPrefix(f[1], "pid=") {
-				t.Errorf("the command is not the leader of its own process group: %s", l)
+			pid := strings.TrimPrefix(f[2], "pid=")
+			if strings.TrimPrefix(f[0], "sid=") != pid || strings.TrimPrefix(f[1], "pgrp=") != pid {
+				t.Errorf("the command does not lead a session and a process group of its own: %s", l)
 			}
 		}
 	}
