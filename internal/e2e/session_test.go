@@ -81,7 +81,13 @@ func TestSessionSeesItsOwnProcesses(t *testing.T) {
 			t.Run(mode+"/"+u.name, func(t *testing.T) {
 				token := uniqueNumber(400)
 				t.Cleanup(func() { noLeftovers(t, token) })
-				r := runWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+token+" &\nps -e -o pid=,comm=")
+				// The job starts as the script goes on (mvdan.cc/sh starts
+				// it in a goroutine): in a session, wait until it is seen.
+				wait := ""
+				if mode == "session" {
+					wait = "sh -c 'for i in $(seq 100); do ps -e -o comm= | grep -qx sleep && exit 0; sleep 0.05; done'\n"
+				}
+				r := runWsh(t, u, workDir(t, u), append([]string{"WSH_JAIL=" + mode}, jailEnv...), "sleep "+token+" &\n"+wait+"ps -e -o pid=,comm=")
 				if r.status != 0 {
 					t.Fatalf("status %d\n%s%s", r.status, r.stdout, r.stderr)
 				}
