@@ -19,7 +19,7 @@ import (
 // forking each command wsh sends on proto.SessionFD inside the jail. Every
 // command inherits the init's confinement (the setup dropped its
 // capabilities, set no_new_privs and loaded the filter on the thread that
-// forks), runs in a session of its own, and is reaped here, with
+// forks), runs in a process group of its own, and is reaped here, with
 // whatever it left behind.
 type server struct {
 	st  *setupState // what the setup left: the streams are reopened with it
@@ -154,7 +154,7 @@ func (s *server) run(id uint64, fds []int) {
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
 		Env:   r.Env,
 		Files: stdio[:],
-		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
 	stop()
 	syscall.Umask(old)
@@ -243,52 +243,84 @@ func (s *server) failed(id uint64, step proto.Step, err error) {
 }
 
 // killOrphans kills, when a command has exited, every process of the
-// jail that is in the session of no command still running: what a
-// command left behind (a job of a shell that has exited, a daemon that
-// called setsid) ends when it does, as in a jail of its own. A process
-// left behind would keep the jail's view after a repository or a hidden
-// path appeared, which the next command's check would find only then.
-// Each command leads a session of its own (no process can join another
-// session), so the commands still running keep what is theirs: a server
-// started in the background and its children, a shell's jobs in groups
-// of their own. Called with mu held.
+// jail that descends from no command still running: what a command left
+// behind (a job of a shell that has exited, a daemon that forked twice
+// and called setsid), which the kernel has made PID 1's child, ends when
+// the command does, as in a jail of its own. A process left behind would
+// keep the jail's view after a repository or a hidden path appeared,
+// which the next command's check would find only then. What a running
+// command started (a server's workers, a shell's jobs in groups of their
+// own) keeps its parent, and is left alone; no process can choose its
+// parent. A process forked while the scan runs is found by another pass.
+// Called with mu held.
 func (s *server) killOrphans() {
-	groups := make(map[int]bool, len(s.byID))
-	for _, pid := range s.byID {
-		groups[pid] = true // each command leads its own session (Setsid)
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == 1 || groups[pid] {
-			continue
-		}
-		if sid, ok := processSession(pid); ok && !groups[sid] {
-			unix.Kill(pid, unix.SIGKILL)
+	for pass := 0; pass < 10; pass++ {
+		if s.killOrphansOnce() == 0 {
+			return
 		}
 	}
 }
 
-// processSession is the session of pid (proc(5), /proc/PID/stat field
-// 6), false when it is gone or its session is not of the jail (0).
-func processSession(pid int) (int, bool) {
+func (s *server) killOrphansOnce() (killed int) {
+	running := make(map[int]bool, len(s.byID))
+	for _, pid := range s.byID {
+		running[pid] = true
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	parent := map[int]int{}
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 {
+			if ppid, state, ok := parentOf(pid); ok && state != "Z" && state != "X" {
+				parent[pid] = ppid // a zombie is dead already: the reaper waits for it
+			}
+		}
+	}
+	for pid := range parent {
+		owned := false
+		for p, n := pid, 0; n < len(parent)+1; n++ {
+			if running[p] {
+				owned = true
+				break
+			}
+			next, ok := parent[p]
+			if !ok {
+				// Its parent is a zombie or gone: it is being made
+				// PID 1's child.
+				break
+			}
+			if next <= 1 {
+				break
+			}
+			p = next
+		}
+		if !owned {
+			unix.Kill(pid, unix.SIGKILL)
+			killed++
+		}
+	}
+	return killed
+}
+
+// parentOf is the parent and the state of pid (proc(5), /proc/PID/stat
+// fields 4 and 3), false when it is gone.
+func parentOf(pid int) (int, string, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, "", false
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, false
+		return 0, "", false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
-		return 0, false
+	if len(f) < 2 {
+		return 0, "", false
 	}
-	sid, err := strconv.Atoi(f[3])
-	return sid, err == nil && sid > 0
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, f[0], err == nil
 }
 
 // untrace frees the exit of the command id from a tracer. A process of
