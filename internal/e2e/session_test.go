@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -503,11 +504,29 @@ fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 // SIGKILL's, and the session goes on (before, it stalled for good, and
 // wsh with it).
 func TestSessionForkCannotBeStalled(t *testing.T) {
-	for _, u := range users {
-		t.Run(u.name, func(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Fatalf("this test needs taskset (util-linux): %v", err)
+	}
+	for _, cpus := range []string{"all", "one"} {
+		for _, u := range users {
+			t.Run(cpus+"/"+u.name, func(t *testing.T) { forkStall(t, u, cpus, taskset) })
+		}
+	}
+}
+
+// forkStall is TestSessionForkCannotBeStalled as u, on all CPUs or on one
+// (taskset -c 0: Go in PID 1 then has one P, which the stalled fork holds).
+func forkStall(t *testing.T, u user, cpus, taskset string) {
+	{
+		{
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := wshCmd(ctx, u, workDir(t, u), sessionEnv, "-c", "cp /bin/true prog\n"+stopperPy+" &\nsleep 0.5\n./prog\necho \"prog $?\"\n/bin/echo after")
+			if cpus == "one" {
+				cmd.Args = append([]string{"taskset", "-c", "0", cmd.Path}, cmd.Args[1:]...)
+				cmd.Path = taskset
+			}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			start := time.Now()
@@ -519,6 +538,6 @@ func TestSessionForkCannotBeStalled(t *testing.T) {
 			if err != nil || !strings.Contains(out.String(), "prog 137\nafter\n") {
 				t.Errorf("%v after %v:\n%s", err, took.Round(time.Millisecond), out.String())
 			}
-		})
+		}
 	}
 }

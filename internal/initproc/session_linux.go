@@ -3,6 +3,8 @@ package initproc
 import (
 	"errors"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +43,17 @@ type server struct {
 // give it.
 func serve(st *setupState, sigs <-chan os.Signal) int {
 	s := &server{st: st, fd: proto.SessionFD, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+	// A fork holds its thread and its P until the child has exec'd (Go
+	// forks with vfork), and a command can make that last (watchFork).
+	// The watchdog's timer needs another P, and a stop-the-world waits
+	// for every P: with one (a host with one CPU, or a CPU quota, sets
+	// GOMAXPROCS to 1) or in a GC, the stalled fork would stall all of
+	// PID 1. So there are P to spare, and no GC starts by itself: the loop
+	// runs one between forks (gcEvery).
+	if runtime.GOMAXPROCS(0) < 4 {
+		runtime.GOMAXPROCS(4)
+	}
+	debug.SetGCPercent(-1)
 	// The home is mounted: its descriptor is no longer needed (its lock,
 	// HomeLockFD, is held for the init's life).
 	unix.Close(proto.HomeFD)
@@ -68,7 +81,10 @@ func serve(st *setupState, sigs <-chan os.Signal) int {
 func (s *server) loop() {
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(4*4))
-	for {
+	for count := 1; ; count++ {
+		if count%gcEvery == 0 {
+			runtime.GC() // no fork is under way: serve turned the GC off
+		}
 		n, oobn, flags, _, err := unix.Recvmsg(s.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
 			continue
@@ -175,6 +191,9 @@ func (s *server) run(id uint64, fds []int) {
 	default:
 	}
 }
+
+// gcEvery is how many messages the loop takes between two collections.
+const gcEvery = 256
 
 // forkTimeout bounds the time from a command's fork to its exec.
 const forkTimeout = 5 * time.Second
