@@ -110,29 +110,16 @@ var cpuPairs = [][2]string{
 // cgroup too: what wsh's shell does for a command is its cost.
 func BenchmarkCPU(b *testing.B) {
 	cpu := newCPUCounter(b)
+	cpuTime := func(b *testing.B, run func() error) int64 {
+		t := cpu.now(b)
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+		return cpu.now(b) - t
+	}
 	for _, pr := range cpuPairs {
 		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
-			runA, runB := findPath(pr[0]).setup(b), findPath(pr[1]).setup(b)
-			var ca, cb int64
-			counted := func(run func() error, d *int64) {
-				t := cpu.now(b)
-				if err := run(); err != nil {
-					b.Fatal(err)
-				}
-				*d += cpu.now(b) - t
-			}
-			for i := 0; b.Loop(); i++ {
-				if i%2 == 0 {
-					counted(runA, &ca)
-					counted(runB, &cb)
-				} else {
-					counted(runB, &cb)
-					counted(runA, &ca)
-				}
-			}
-			b.ReportMetric(float64(ca)/float64(b.N), "A-cpu-ns/op")
-			b.ReportMetric(float64(cb)/float64(b.N), "B-cpu-ns/op")
-			b.ReportMetric(float64(ca)/float64(cb), "A/B")
+			pairLoop(b, findPath(pr[0]).setup(b), findPath(pr[1]).setup(b), cpuTime, "cpu-ns/op")
 		})
 	}
 }
@@ -175,27 +162,7 @@ func BenchmarkFirstCommand(b *testing.B) {
 	}
 	for _, pr := range [][2]string{{"session", "command"}, {"start-session", "start-command"}} {
 		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
-			runA, runB := paths[pr[0]](b), paths[pr[1]](b)
-			var ta, tb time.Duration
-			timed := func(run func() error, d *time.Duration) {
-				t := time.Now()
-				if err := run(); err != nil {
-					b.Fatal(err)
-				}
-				*d += time.Since(t)
-			}
-			for i := 0; b.Loop(); i++ {
-				if i%2 == 0 {
-					timed(runA, &ta)
-					timed(runB, &tb)
-				} else {
-					timed(runB, &tb)
-					timed(runA, &ta)
-				}
-			}
-			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
-			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
-			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+			pairLoop(b, paths[pr[0]](b), paths[pr[1]](b), wallTime, "ns/op")
 		})
 	}
 }
@@ -224,23 +191,7 @@ func BenchmarkWshC(b *testing.B) {
 	}
 	for _, pr := range [][2]string{{"wsh-session", "bash"}, {"wsh-session", "wsh-command"}} {
 		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
-			var ta, tb time.Duration
-			for i := 0; b.Loop(); i++ {
-				for k, name := range []string{pr[i%2], pr[1-i%2]} {
-					t := time.Now()
-					if err := runs[name](); err != nil {
-						b.Fatalf("%s: %v", name, err)
-					}
-					if (k == 0) == (i%2 == 0) {
-						ta += time.Since(t)
-					} else {
-						tb += time.Since(t)
-					}
-				}
-			}
-			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
-			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
-			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+			pairLoop(b, runs[pr[0]], runs[pr[1]], wallTime, "ns/op")
 		})
 	}
 }

@@ -195,29 +195,38 @@ var pairs = [][2]string{
 func BenchmarkPair(b *testing.B) {
 	for _, pr := range pairs {
 		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
-			runA, runB := findPath(pr[0]).setup(b), findPath(pr[1]).setup(b)
-			var ta, tb time.Duration
-			timed := func(run func() error, d *time.Duration) {
-				t := time.Now()
-				if err := run(); err != nil {
-					b.Fatal(err)
-				}
-				*d += time.Since(t)
-			}
-			for i := 0; b.Loop(); i++ {
-				if i%2 == 0 {
-					timed(runA, &ta)
-					timed(runB, &tb)
-				} else {
-					timed(runB, &tb)
-					timed(runA, &ta)
-				}
-			}
-			b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "A-ns/op")
-			b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "B-ns/op")
-			b.ReportMetric(float64(ta)/float64(tb), "A/B")
+			pairLoop(b, findPath(pr[0]).setup(b), findPath(pr[1]).setup(b), wallTime, "ns/op")
 		})
 	}
+}
+
+// wallTime is what run takes, in ns.
+func wallTime(b *testing.B, run func() error) int64 {
+	t := time.Now()
+	if err := run(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t).Nanoseconds()
+}
+
+// pairLoop runs runA and runB once each per iteration, alternating which
+// goes first, so that the load of this shared, noisy machine weighs on
+// both alike, and reports cost of each per op (A-unit, B-unit) and their
+// ratio (A/B).
+func pairLoop(b *testing.B, runA, runB func() error, cost func(*testing.B, func() error) int64, unit string) {
+	var ca, cb int64
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			ca += cost(b, runA)
+			cb += cost(b, runB)
+		} else {
+			cb += cost(b, runB)
+			ca += cost(b, runA)
+		}
+	}
+	b.ReportMetric(float64(ca)/float64(b.N), "A-"+unit)
+	b.ReportMetric(float64(cb)/float64(b.N), "B-"+unit)
+	b.ReportMetric(float64(ca)/float64(cb), "A/B")
 }
 
 func runner(r *interp.Runner) func() error {

@@ -224,16 +224,6 @@ func lookupEnvOK(environ []string, key string) (string, bool) {
 	return "", false
 }
 
-func withoutEnv(environ []string, key string) []string {
-	var out []string
-	for _, kv := range environ {
-		if k, _, _ := strings.Cut(kv, "="); k != key {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // policyOptions are the in-process policy's handlers for redirections,
 // source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
 // out.

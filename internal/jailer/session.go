@@ -199,7 +199,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		// sent; it gets a jail of its own.
 		if !sj.endedByUs() {
 			sj.end()
-			j.sayOnce("the session's jail has ended; later commands get a jail of their own")
+			j.sayOnce("wsh: the session's jail has ended; later commands get a jail of their own")
 		}
 		return out, nil, false
 	case errors.Is(facts.StartErr, launch.ErrSessionLost):

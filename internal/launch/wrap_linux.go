@@ -126,6 +126,13 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 		return nil, nil, nil, nil, err
 	}
 	defer spec.Close()
+	var null *os.File // a session's HomeFD and HomeLockFD without a home
+	if session != nil && req.HomeMount == nil {
+		if null, err = os.Open(os.DevNull); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		defer null.Close()
+	}
 	prd, pwr, err := os.Pipe()
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -152,17 +159,7 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 	}
 	if session != nil {
 		at[proto.SessionFD] = session
-		if req.HomeMount == nil {
-			null, err := os.Open(os.DevNull)
-			if err != nil {
-				wr.Close()
-				rd.Close()
-				pwr.Close()
-				cio.closeChildEnds()
-				cio.closeParentEnds()
-				return nil, nil, nil, nil, err
-			}
-			defer null.Close()
+		if null != nil {
 			at[proto.HomeFD], at[proto.HomeLockFD] = null, null
 		}
 	}
