@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/caarlos0/env/v11"
+
+	"wsh/internal/hostrule"
 )
 
 // UnixSockets says whether jailed commands may create unix sockets.
@@ -40,10 +42,16 @@ const (
 	NetworkNone Network = "none"
 	// NetworkHost shares the host's network.
 	NetworkHost Network = "host"
+	// NetworkProxy is a network namespace of its own with only loopback,
+	// where wsh's proxy (HTTP_PROXY and the like) reaches the hosts
+	// AllowHosts names, and nothing else.
+	NetworkProxy Network = "proxy"
 )
 
-// UnmarshalText accepts exactly "none" and "host".
-func (n *Network) UnmarshalText(b []byte) error { return oneOf(n, b, NetworkNone, NetworkHost) }
+// UnmarshalText accepts exactly "none", "host" and "proxy".
+func (n *Network) UnmarshalText(b []byte) error {
+	return oneOf(n, b, NetworkNone, NetworkHost, NetworkProxy)
+}
 
 // HomeMode says what the jail's $HOME is.
 type HomeMode string
@@ -133,8 +141,18 @@ type Config struct {
 	// UnixSockets is whether jailed commands may create unix sockets:
 	// deny (socketpair still works) or allow.
 	UnixSockets UnixSockets `env:"WSH_UNIX_SOCKETS" envDefault:"deny"`
-	// Network is the jail's network: none (loopback only) or host.
+	// Network is the jail's network: none (loopback only), proxy
+	// (loopback, and the hosts of AllowHosts through wsh's proxy) or host.
 	Network Network `env:"WSH_NETWORK" envDefault:"none"`
+	// AllowHosts are the hosts wsh's proxy connects to with
+	// WSH_NETWORK=proxy: names, *.domain (its subdomains), IPv4 or
+	// bracketed IPv6 addresses, each with an optional :port (none: any
+	// port). A name that resolves to a loopback, private or link-local
+	// address is refused unless that address is listed too.
+	AllowHosts []string `env:"WSH_ALLOW_HOSTS" envSeparator:","`
+	// DenyHosts are hosts the proxy refuses even where AllowHosts names
+	// them, in the same form: deny wins over allow.
+	DenyHosts []string `env:"WSH_DENY_HOSTS" envSeparator:","`
 	// Home is the jail's $HOME: overlay (copy-on-write) or readonly.
 	Home HomeMode `env:"WSH_HOME" envDefault:"overlay"`
 	// Protect adds protected paths to the defaults: absolute paths, or
@@ -152,7 +170,9 @@ var variables = map[string]string{
 	"WSH_NO_SANDBOX":      "1, true, 0, false",
 	"WSH_REQUIRE_SANDBOX": "a boolean (true: the full jail), or the lowest rung accepted: full, landlock, seccomp",
 	"WSH_WRITABLE":        "absolute paths of existing directories or files, separated by ':'",
-	"WSH_NETWORK":         "none, host",
+	"WSH_NETWORK":         "none, proxy, host",
+	"WSH_ALLOW_HOSTS":     "with WSH_NETWORK=proxy: host names, *.domain, IP addresses ([::1] for IPv6), each with an optional :port, separated by ','",
+	"WSH_DENY_HOSTS":      "with WSH_NETWORK=proxy: hosts in the form of WSH_ALLOW_HOSTS that the proxy refuses even where allowed",
 	"WSH_HIDE":            "absolute paths, separated by ':'",
 	"WSH_UNIX_SOCKETS":    "deny, allow",
 	"WSH_HOME":            "overlay, readonly",
@@ -206,12 +226,15 @@ func checkNames(m map[string]string) error {
 		if !ok {
 			return &Error{k, fmt.Errorf("unknown variable; wsh reads %s", strings.Join(known(), ", "))}
 		}
-		if m[k] == "" && k != "WSH_WRITABLE" && k != "WSH_HIDE" && k != "WSH_PROTECT" {
+		if m[k] == "" && !emptyOK[k] {
 			return &Error{k, fmt.Errorf("set but empty; accepted values: %s (or unset it)", accepted)}
 		}
 	}
 	return nil
 }
+
+// emptyOK are the lists that may be set empty: no paths, no hosts.
+var emptyOK = map[string]bool{"WSH_WRITABLE": true, "WSH_HIDE": true, "WSH_PROTECT": true, "WSH_ALLOW_HOSTS": true, "WSH_DENY_HOSTS": true}
 
 func known() []string {
 	var ks []string
@@ -269,7 +292,7 @@ func (c *Config) Validate() error {
 		name, value string
 		ok          bool
 	}{
-		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost},
+		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost || c.Network == NetworkProxy},
 		{"WSH_UNIX_SOCKETS", string(c.UnixSockets), c.UnixSockets == UnixDeny || c.UnixSockets == UnixAllow},
 		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeReadonly},
 		{"WSH_JAIL", string(c.Jail), c.Jail == JailSession || c.Jail == JailCommand},
@@ -284,6 +307,8 @@ func (c *Config) Validate() error {
 	c.Writable = append([]string(nil), c.Writable...)
 	c.Hide = append([]string(nil), c.Hide...)
 	c.Protect = append([]string(nil), c.Protect...)
+	c.AllowHosts = append([]string(nil), c.AllowHosts...)
+	c.DenyHosts = append([]string(nil), c.DenyHosts...)
 	return c.validate()
 }
 
@@ -297,6 +322,23 @@ func (c *Config) validate() error {
 			return &Error{"WSH_HIDE", err}
 		}
 		c.Hide[i] = r
+	}
+	for _, l := range []struct {
+		name  string
+		hosts []string
+	}{{"WSH_ALLOW_HOSTS", c.AllowHosts}, {"WSH_DENY_HOSTS", c.DenyHosts}} {
+		if len(l.hosts) > 0 && c.Network != NetworkProxy {
+			// Silently unused otherwise: the user would think the list
+			// is in force.
+			return &Error{l.name, fmt.Errorf("set with WSH_NETWORK=%s; it is read only with WSH_NETWORK=proxy", c.Network)}
+		}
+		for i, h := range l.hosts {
+			r, err := hostrule.Parse(h)
+			if err != nil {
+				return &Error{l.name, err}
+			}
+			l.hosts[i] = r.String()
+		}
 	}
 	for _, p := range c.Protect {
 		if err := CheckProtected(p); err != nil {

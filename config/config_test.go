@@ -67,8 +67,8 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_REQUIRE_SANDBOX=2", "WSH_REQUIRE_SANDBOX", "a boolean (true: the full jail), or the lowest rung accepted: full, landlock, seccomp"},
 		{"WSH_REQUIRE_SANDBOX=", "WSH_REQUIRE_SANDBOX", "full, landlock, seccomp"},
 		{"WSH_REQUIRE_SANDBOX=none", "WSH_REQUIRE_SANDBOX", "full, landlock, seccomp"},
-		{"WSH_NETWORK=bridge", "WSH_NETWORK", "none, host"},
-		{"WSH_NETWORK=", "WSH_NETWORK", "none, host"},
+		{"WSH_NETWORK=bridge", "WSH_NETWORK", "none, proxy, host"},
+		{"WSH_NETWORK=", "WSH_NETWORK", "none, proxy, host"},
 		{"WSH_WRITABLE=relative/dir", "WSH_WRITABLE", "not an absolute path"},
 		{"WSH_WRITABLE=/does/not/exist", "WSH_WRITABLE", "does not exist"},
 		{"WSH_WRITABLE=/", "WSH_WRITABLE", "whole host"},
@@ -137,5 +137,48 @@ func TestVariablesIsACopy(t *testing.T) {
 	Variables()["WSH_NO_SANDBX"] = "1"
 	if _, err := Load([]string{"WSH_NO_SANDBX=1"}); err == nil {
 		t.Error("a misspelt variable was accepted after a caller added it to Variables()")
+	}
+}
+
+// TestHosts: WSH_ALLOW_HOSTS and WSH_DENY_HOSTS are read with
+// WSH_NETWORK=proxy only, each entry normalised, from the environment and
+// from a Config made in code alike.
+func TestHosts(t *testing.T) {
+	c, err := Load([]string{"WSH_NETWORK=proxy", "WSH_ALLOW_HOSTS=Example.COM., *.Golang.org:443,10.0.0.1:8080,[0:0::1]", "WSH_DENY_HOSTS=bad.golang.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"example.com", "*.golang.org:443", "10.0.0.1:8080", "[::1]"}
+	if strings.Join(c.AllowHosts, ",") != strings.Join(want, ",") || len(c.DenyHosts) != 1 {
+		t.Errorf("AllowHosts %q DenyHosts %q, want %q and one", c.AllowHosts, c.DenyHosts, want)
+	}
+	if c, err := Load([]string{"WSH_NETWORK=proxy", "WSH_ALLOW_HOSTS="}); err != nil || len(c.AllowHosts) != 0 {
+		t.Errorf("an empty WSH_ALLOW_HOSTS: %q %v, want no host and no error", c.AllowHosts, err)
+	}
+	for _, tt := range []struct {
+		cfg      Config
+		variable string
+		says     string
+	}{
+		{Config{AllowHosts: []string{"example.com"}}, "WSH_ALLOW_HOSTS", "set with WSH_NETWORK=none"},
+		{Config{Network: NetworkHost, DenyHosts: []string{"example.com"}}, "WSH_DENY_HOSTS", "set with WSH_NETWORK=host"},
+		{Config{Network: NetworkProxy, AllowHosts: []string{"*"}}, "WSH_ALLOW_HOSTS", `"*"`},
+		{Config{Network: NetworkProxy, AllowHosts: []string{"*.com:99999"}}, "WSH_ALLOW_HOSTS", "not a port"},
+		{Config{Network: NetworkProxy, AllowHosts: []string{"0x7f.1"}}, "WSH_ALLOW_HOSTS", "not a host name"},
+		{Config{Network: NetworkProxy, AllowHosts: []string{"[fe80::1%eth0]"}}, "WSH_ALLOW_HOSTS", "not an IPv6 address"},
+		{Config{Network: NetworkProxy, AllowHosts: []string{"a..b"}}, "WSH_ALLOW_HOSTS", "not a label"},
+		{Config{Network: NetworkProxy, DenyHosts: []string{"-a.com"}}, "WSH_DENY_HOSTS", "not a label"},
+	} {
+		cfg := tt.cfg
+		err := cfg.Validate()
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Var != tt.variable || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("Validate(%+v) = %v, want an error naming %s that says %q", tt.cfg, err, tt.variable, tt.says)
+		}
+	}
+	in := []string{"A.example"}
+	cfg := Config{Network: NetworkProxy, AllowHosts: in}
+	if err := cfg.Validate(); err != nil || cfg.AllowHosts[0] != "a.example" || in[0] != "A.example" {
+		t.Errorf("Validate: %v %q (the caller's %q), want it normalised in a copy", err, cfg.AllowHosts, in)
 	}
 }
