@@ -1,0 +1,474 @@
+// Package netproxy is wsh's network proxy: the only way out of a jail
+// with WSH_NETWORK=proxy (and, refusing everything, with none). It
+// serves HTTP CONNECT tunnels and plain http:// forwarding in wsh's own
+// process, on listeners a jail's init hands over from inside its network
+// namespace (docs/sandbox.md, "Network").
+//
+// Policy: deny wins over allow; a name is allowed only as the allowlist
+// names it; the proxy resolves the name itself, refuses every loopback,
+// private, link-local and other special address unless the allowlist
+// names that exact address, and connects to the address it checked. There
+// is no TLS interception: what a tunnel carries is the client's.
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wsh/internal/hostrule"
+)
+
+// Header is the response header that says a response is the proxy's own.
+const Header = "X-Wsh-Proxy"
+
+// A Config is what a Proxy allows.
+type Config struct {
+	// Allow and Deny are WSH_ALLOW_HOSTS and WSH_DENY_HOSTS.
+	Allow, Deny []hostrule.Rule
+	// None refuses every request, and dials nothing: WSH_NETWORK=none,
+	// where the proxy is there only to say so at once.
+	None bool
+	// Lookup resolves a name; nil is net.DefaultResolver's LookupNetIP.
+	Lookup func(ctx context.Context, name string) ([]netip.Addr, error)
+	// DialTimeout bounds each connection to a host (0: 10 s).
+	DialTimeout time.Duration
+	// OnRefusal, if set, is called the first time each host and port is
+	// refused, from the request's goroutine.
+	OnRefusal func(Refusal)
+}
+
+// A Refusal is a host and port the proxy refused, why, and how often.
+type Refusal struct {
+	Host   string
+	Port   uint16
+	Reason string
+	Count  int
+}
+
+// A Proxy serves the listeners it is given until it is closed.
+type Proxy struct {
+	cfg       Config
+	srv       *http.Server
+	transport *http.Transport
+	forward   *httputil.ReverseProxy
+
+	mu      sync.Mutex
+	refused []Refusal
+	index   map[string]int
+	tunnels map[net.Conn]struct{} // both ends of every open tunnel
+	closed  bool
+	wg      sync.WaitGroup // the tunnels' copies
+}
+
+// New makes a proxy; it serves nothing until Serve.
+func New(cfg Config) *Proxy {
+	if cfg.Lookup == nil {
+		cfg.Lookup = func(ctx context.Context, name string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+		}
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	p := &Proxy{cfg: cfg, index: map[string]int{}, tunnels: map[net.Conn]struct{}{}}
+	p.transport = &http.Transport{
+		// Never the proxy of wsh's own environment: the connection must
+		// go to the address that was checked.
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			host, port, err := splitHostPort(addr, 80)
+			if err != nil {
+				return nil, err
+			}
+			return p.dial(ctx, host, port)
+		},
+		MaxIdleConns:          64,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+	}
+	p.forward = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = pr.In.URL
+			pr.Out.Host = pr.In.Host
+		},
+		Transport:    p.transport,
+		ErrorLog:     log.New(io.Discard, "", 0),
+		ErrorHandler: p.forwardError,
+	}
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	return p
+}
+
+// Serve serves l until l or the proxy is closed. It returns nil then.
+func (p *Proxy) Serve(l net.Listener) error {
+	err := p.srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close closes every listener and connection, tunnels included, and
+// waits for the tunnels' copies to end.
+func (p *Proxy) Close() error {
+	err := p.srv.Close()
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.tunnels {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.transport.CloseIdleConnections()
+	return err
+}
+
+// Refused returns the hosts refused so far, in the order of their first
+// refusal.
+func (p *Proxy) Refused() []Refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Refusal(nil), p.refused...)
+}
+
+// A refusal is a request the policy refuses: a 403, and a record.
+type refusal struct {
+	host   string
+	port   uint16
+	reason string
+}
+
+func (r *refusal) Error() string { return "blocked by wsh: " + r.reason }
+
+func (p *Proxy) refuse(host string, port uint16, reason string) *refusal {
+	key := net.JoinHostPort(host, strconv.Itoa(int(port)))
+	p.mu.Lock()
+	i, seen := p.index[key]
+	if !seen {
+		i = len(p.refused)
+		p.index[key] = i
+		p.refused = append(p.refused, Refusal{Host: host, Port: port, Reason: reason})
+	}
+	p.refused[i].Count++
+	p.mu.Unlock()
+	if !seen && p.cfg.OnRefusal != nil {
+		p.cfg.OnRefusal(Refusal{Host: host, Port: port, Reason: reason, Count: 1})
+	}
+	return &refusal{host, port, reason}
+}
+
+// check applies the lists to what was asked for, before any lookup. It
+// returns the address when host is one.
+func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
+	if p.cfg.None {
+		return netip.Addr{}, "", p.refuse(host, port, "commands have no network (WSH_NETWORK=none); WSH_NETWORK=proxy with "+
+			"WSH_ALLOW_HOSTS="+hostPort(host, port)+" would allow this host")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" {
+			return netip.Addr{}, "", p.refuse(host, port, host+" has a zone, which no entry names")
+		}
+		a = a.Unmap()
+		if matchAddr(p.cfg.Deny, a, port) {
+			return netip.Addr{}, "", p.refuse(host, port, hostPort(host, port)+" is in WSH_DENY_HOSTS")
+		}
+		if !matchAddr(p.cfg.Allow, a, port) {
+			return netip.Addr{}, "", p.refuse(host, port, hostPort(host, port)+" is not in WSH_ALLOW_HOSTS")
+		}
+		return a, "", nil
+	}
+	name, err := hostrule.Normalize(host)
+	if err != nil {
+		return netip.Addr{}, "", p.refuse(host, port, fmt.Sprintf("%q is not a host name: %v", host, err))
+	}
+	if matchName(p.cfg.Deny, name, port) {
+		return netip.Addr{}, "", p.refuse(name, port, hostPort(name, port)+" is in WSH_DENY_HOSTS")
+	}
+	if !matchName(p.cfg.Allow, name, port) {
+		return netip.Addr{}, "", p.refuse(name, port, hostPort(name, port)+" is not in WSH_ALLOW_HOSTS")
+	}
+	return netip.Addr{}, name, nil
+}
+
+// dial connects to host:port as the policy allows: to an address named
+// by the allowlist, or to one the allowed name resolves to that is no
+// special address (or is one the allowlist names), never to one looked
+// up twice.
+func (p *Proxy) dial(ctx context.Context, host string, port uint16) (net.Conn, error) {
+	addr, name, ref := p.check(host, port)
+	if ref != nil {
+		return nil, ref
+	}
+	addrs := []netip.Addr{addr}
+	if name != "" {
+		found, err := p.cfg.Lookup(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("cannot resolve %s: %w", name, err)
+		}
+		addrs = addrs[:0]
+		var refused []string
+		for _, a := range found {
+			a = a.Unmap()
+			switch {
+			case matchAddr(p.cfg.Deny, a, port):
+				refused = append(refused, a.String()+" (in WSH_DENY_HOSTS)")
+			case special(a) != "" && !matchAddr(p.cfg.Allow, a, port):
+				refused = append(refused, a.String()+" ("+special(a)+")")
+			default:
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) == 0 {
+			return nil, p.refuse(name, port, name+" resolves to "+strings.Join(refused, ", ")+
+				", which only an entry of WSH_ALLOW_HOSTS naming the address allows")
+		}
+	}
+	d := net.Dialer{Timeout: p.cfg.DialTimeout}
+	var err error
+	for _, a := range addrs {
+		var c net.Conn
+		if c, err = d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, port).String()); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
+}
+
+func matchAddr(rules []hostrule.Rule, a netip.Addr, port uint16) bool {
+	for _, r := range rules {
+		if r.MatchAddr(a, port) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchName(rules []hostrule.Rule, name string, port uint16) bool {
+	for _, r := range rules {
+		if r.MatchName(name, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// specials are the ranges no allowed name may lead to: the host itself,
+// its networks and its cloud's metadata service.
+var specials = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "a 'this network' address"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT) address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local NAT64 address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
+	{netip.MustParsePrefix("100::/64"), "a discard address"},
+}
+
+// special says what kind of address a is, if it is one an allowed name
+// must not lead to (a is unmapped).
+func special(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address (the cloud's metadata service is one)"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	}
+	for _, s := range specials {
+		if s.prefix.Contains(a) {
+			return s.what
+		}
+	}
+	// An IPv6 address that carries an IPv4 one: 6to4 and NAT64.
+	if b := a.As16(); a.Is6() {
+		var v4 netip.Addr
+		switch {
+		case b[0] == 0x20 && b[1] == 0x02:
+			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+		case netip.MustParsePrefix("64:ff9b::/96").Contains(a):
+			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		}
+		if v4.IsValid() && special(v4) != "" {
+			return "an IPv6 address that carries " + special(v4)
+		}
+	}
+	return ""
+}
+
+// ServeHTTP serves one request: a CONNECT tunnel or an http:// URL.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.connect(w, r)
+		return
+	}
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		w.Header().Set(Header, "error")
+		http.Error(w, "wsh's proxy forwards http:// URLs and tunnels (CONNECT) only; this request is neither", http.StatusBadRequest)
+		return
+	}
+	if _, _, err := splitHostPort(r.URL.Host, 80); err != nil {
+		w.Header().Set(Header, "error")
+		http.Error(w, "wsh's proxy: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.forward.ServeHTTP(w, r)
+}
+
+// forwardError answers a forwarded request that could not be sent.
+func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) {
+	var ref *refusal
+	if errors.As(err, &ref) {
+		w.Header().Set(Header, "blocked; host="+hostPort(ref.host, ref.port))
+		http.Error(w, ref.Error(), http.StatusForbidden)
+		return
+	}
+	w.Header().Set(Header, "error")
+	http.Error(w, "wsh's proxy: "+err.Error(), http.StatusBadGateway)
+}
+
+// connect opens a tunnel to r.Host, or answers why not.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	host, port, err := splitHostPort(r.Host, 0)
+	var up net.Conn
+	if err == nil {
+		up, err = p.dial(r.Context(), host, port)
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "wsh's proxy: no tunnel over this connection", http.StatusInternalServerError)
+		if up != nil {
+			up.Close()
+		}
+		return
+	}
+	conn, brw, herr := hj.Hijack()
+	if herr != nil {
+		if up != nil {
+			up.Close()
+		}
+		return
+	}
+	if err != nil {
+		// Written by hand: the reason phrase carries the message, which
+		// is all that some clients show of a refused tunnel (Go's shows
+		// the phrase, curl the code and, with -v, the line).
+		code, phrase, kind := 502, "wsh's proxy: "+err.Error(), "error"
+		var ref *refusal
+		if errors.As(err, &ref) {
+			code, phrase, kind = 403, ref.Error(), "blocked; host="+hostPort(ref.host, ref.port)
+		}
+		phrase = strings.Map(func(c rune) rune {
+			if c < ' ' || c == 0x7f {
+				return ' '
+			}
+			return c
+		}, phrase)
+		body := phrase + "\n"
+		fmt.Fprintf(conn, "HTTP/1.1 %d %s\r\n%s: %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			code, phrase, Header, kind, len(body), body)
+		conn.Close()
+		return
+	}
+	if !p.track(conn, up) {
+		conn.Close()
+		up.Close()
+		return
+	}
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		p.untrack(conn, up)
+		return
+	}
+	p.wg.Add(2)
+	done := make(chan struct{}, 2)
+	go p.pipe(up, brw.Reader, done)
+	go p.pipe(conn, up, done)
+	go func() {
+		<-done
+		<-done
+		p.untrack(conn, up)
+	}()
+}
+
+// pipe copies src to dst, then ends dst's writing half.
+func (p *Proxy) pipe(dst net.Conn, src io.Reader, done chan<- struct{}) {
+	defer p.wg.Done()
+	io.Copy(dst, src)
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		dst.Close()
+	}
+	done <- struct{}{}
+}
+
+func (p *Proxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range cs {
+		p.tunnels[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+		delete(p.tunnels, c)
+	}
+}
+
+// splitHostPort splits an authority; a missing port is def, or an error
+// when def is 0.
+func splitHostPort(hp string, def uint16) (string, uint16, error) {
+	host, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		if def == 0 || strings.Contains(hp, "]:") {
+			return "", 0, fmt.Errorf("%q is not host:port", hp)
+		}
+		host, ps = strings.TrimSuffix(strings.TrimPrefix(hp, "["), "]"), strconv.Itoa(int(def))
+	}
+	port, err := strconv.ParseUint(ps, 10, 16)
+	if err != nil || port == 0 || host == "" {
+		return "", 0, fmt.Errorf("%q is not host:port", hp)
+	}
+	return host, uint16(port), nil
+}
+
+// hostPort is host:port as an entry of WSH_ALLOW_HOSTS names it.
+func hostPort(host string, port uint16) string {
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(int(port))
+}

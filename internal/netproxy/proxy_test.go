@@ -1,0 +1,398 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"wsh/internal/hostrule"
+)
+
+// upstream is a local HTTP server that says which one it is.
+func upstream(t *testing.T, name string) (port uint16) {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s", name, r.URL.Path)
+	}))
+	t.Cleanup(s.Close)
+	u, _ := url.Parse(s.URL)
+	p, _ := strconv.Atoi(u.Port())
+	return uint16(p)
+}
+
+// serve starts a proxy with cfg on a loopback listener.
+func serve(t *testing.T, cfg Config) (*Proxy, string) {
+	t.Helper()
+	p := New(cfg)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := p.Serve(l); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		p.Close()
+		<-served
+	})
+	return p, l.Addr().String()
+}
+
+func rules(t *testing.T, entries ...string) []hostrule.Rule {
+	t.Helper()
+	r, err := hostrule.ParseAll(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tunnel asks the proxy for a tunnel to target and, when it is opened,
+// sends a GET of /path through it. It returns the CONNECT response's
+// status line and the body of what came back.
+func tunnel(t *testing.T, proxy, target string) (status, body string, hdr http.Header) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", proxy, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	status = resp.Status
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return status, string(b), resp.Header
+	}
+	fmt.Fprintf(c, "GET /through HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
+	r2, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("GET through the tunnel to %s: %v", target, err)
+	}
+	b, _ := io.ReadAll(r2.Body)
+	return status, string(b), resp.Header
+}
+
+// forward sends GET of an http:// URL through the proxy.
+func forward(t *testing.T, proxy, target string) (*http.Response, string) {
+	t.Helper()
+	pu, _ := url.Parse("http://" + proxy)
+	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}, Timeout: 10 * time.Second}
+	defer cl.CloseIdleConnections()
+	resp, err := cl.Get("http://" + target + "/fwd")
+	if err != nil {
+		t.Fatalf("GET http://%s through the proxy: %v", target, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func fakeLookup(m map[string][]string, calls *atomic.Int32) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, name string) ([]netip.Addr, error) {
+		calls.Add(1)
+		var out []netip.Addr
+		for _, a := range m[name] {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		if len(out) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+		}
+		return out, nil
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p1, p2 := upstream(t, "one"), upstream(t, "two")
+	var lookups atomic.Int32
+	names := map[string][]string{
+		"one.test":      {"127.0.0.1"},
+		"metadata.test": {"169.254.169.254"},
+		"inside.test":   {"10.1.2.3", "fd00::1"},
+		"mapped.test":   {"::ffff:127.0.0.1"},
+	}
+	var said []string
+	var saidMu sync.Mutex
+	p, addr := serve(t, Config{
+		Allow:  rules(t, fmt.Sprintf("127.0.0.1:%d", p1), "*.test", "one.test", "deny.test"),
+		Deny:   rules(t, "deny.test", "10.1.2.3"),
+		Lookup: fakeLookup(names, &lookups),
+		OnRefusal: func(r Refusal) {
+			saidMu.Lock()
+			said = append(said, hostPort(r.Host, r.Port))
+			saidMu.Unlock()
+		},
+	})
+	one := fmt.Sprintf("127.0.0.1:%d", p1)
+	two := fmt.Sprintf("127.0.0.1:%d", p2)
+
+	if st, body, _ := tunnel(t, addr, one); !strings.HasPrefix(st, "200") || body != "one /through" {
+		t.Errorf("tunnel to the allowed %s: %q %q, want 200 and one's answer", one, st, body)
+	}
+	if resp, body := forward(t, addr, one); resp.StatusCode != 200 || body != "one /fwd" {
+		t.Errorf("forward to the allowed %s: %d %q", one, resp.StatusCode, body)
+	}
+	// The name is allowed, and resolves to the loopback address that the
+	// allowlist names on that port: allowed.
+	if st, body, _ := tunnel(t, addr, fmt.Sprintf("one.test:%d", p1)); !strings.HasPrefix(st, "200") || body != "one /through" {
+		t.Errorf("tunnel to one.test:%d: %q %q", p1, st, body)
+	}
+
+	refused := []struct {
+		target, want string
+	}{
+		{two, two + " is not in WSH_ALLOW_HOSTS"},
+		// Allowed by *.test, but leads to a loopback address the
+		// allowlist names on another port only.
+		{fmt.Sprintf("one.test:%d", p2), "one.test resolves to 127.0.0.1 (a loopback address)"},
+		{"metadata.test:80", "metadata.test resolves to 169.254.169.254 (a link-local address"},
+		// One private address denied, the other not named.
+		{"inside.test:443", "inside.test resolves to 10.1.2.3 (in WSH_DENY_HOSTS), fd00::1 (a private address)"},
+		{fmt.Sprintf("mapped.test:%d", p2), "mapped.test resolves to 127.0.0.1 (a loopback address)"},
+		{"deny.test:443", "deny.test:443 is in WSH_DENY_HOSTS"},
+		{"test:443", "test:443 is not in WSH_ALLOW_HOSTS"}, // *.test is its subdomains only
+		{"ONE.TEST.:1", "one.test resolves to 127.0.0.1"},
+		{fmt.Sprintf("[::ffff:127.0.0.2]:%d", p1), "[::ffff:127.0.0.2]:" + strconv.Itoa(int(p1)) + " is not in WSH_ALLOW_HOSTS"},
+		{"10.1.2.3:80", "10.1.2.3:80 is in WSH_DENY_HOSTS"},
+	}
+	for _, c := range refused {
+		start := time.Now()
+		st, body, hdr := tunnel(t, addr, c.target)
+		if !strings.HasPrefix(st, "403 blocked by wsh: ") || !strings.Contains(st, c.want) {
+			t.Errorf("CONNECT %s: status %q, want 403 and %q", c.target, st, c.want)
+		}
+		if !strings.HasPrefix(body, "blocked by wsh: ") || !strings.Contains(body, c.want) {
+			t.Errorf("CONNECT %s: body %q, want %q", c.target, body, c.want)
+		}
+		if h := hdr.Get(Header); !strings.HasPrefix(h, "blocked; host=") {
+			t.Errorf("CONNECT %s: %s: %q", c.target, Header, h)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("CONNECT %s: refused after %v", c.target, d)
+		}
+	}
+	resp, body := forward(t, addr, two)
+	if resp.StatusCode != 403 || !strings.Contains(body, two+" is not in WSH_ALLOW_HOSTS") || !strings.HasPrefix(resp.Header.Get(Header), "blocked") {
+		t.Errorf("forward to %s: %d %q %v, want a 403 that says why", two, resp.StatusCode, body, resp.Header)
+	}
+	// Twice refused, recorded once with its count, said once.
+	tunnel(t, addr, two)
+	var got []string
+	for _, r := range p.Refused() {
+		got = append(got, fmt.Sprintf("%s=%d", hostPort(r.Host, r.Port), r.Count))
+	}
+	wantRec := fmt.Sprintf("%s=3", two)
+	if len(got) == 0 || got[0] != wantRec {
+		t.Errorf("Refused: %v, want %s first", got, wantRec)
+	}
+	saidMu.Lock()
+	if len(said) != len(got) {
+		t.Errorf("OnRefusal said %v, Refused has %v: want each host once", said, got)
+	}
+	saidMu.Unlock()
+}
+
+// With WSH_NETWORK=none the proxy refuses everything and looks nothing up.
+func TestNone(t *testing.T) {
+	p1 := upstream(t, "one")
+	var lookups atomic.Int32
+	_, addr := serve(t, Config{None: true, Allow: rules(t, "127.0.0.1"), Lookup: fakeLookup(nil, &lookups)})
+	for _, target := range []string{fmt.Sprintf("127.0.0.1:%d", p1), "registry.npmjs.org:443"} {
+		st, body, _ := tunnel(t, addr, target)
+		if !strings.HasPrefix(st, "403") || !strings.Contains(body, "WSH_NETWORK=none") {
+			t.Errorf("CONNECT %s with none: %q %q", target, st, body)
+		}
+	}
+	if n := lookups.Load(); n != 0 {
+		t.Errorf("%d lookups with none", n)
+	}
+}
+
+// A direct request (not a proxy's) and a malformed tunnel are answered,
+// not dropped.
+func TestNotAProxyRequest(t *testing.T) {
+	_, addr := serve(t, Config{})
+	resp, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "http:// URLs and tunnels") {
+		t.Errorf("a direct request: %d %q", resp.StatusCode, b)
+	}
+	if st, _, _ := tunnel(t, addr, "no-port.test"); !strings.HasPrefix(st, "502") {
+		t.Errorf("CONNECT without a port: %q", st)
+	}
+}
+
+func TestSpecial(t *testing.T) {
+	for a, want := range map[string]bool{
+		"127.0.0.1": true, "10.0.0.1": true, "172.16.5.4": true, "192.168.1.1": true, "169.254.169.254": true,
+		"100.100.100.200": true, "0.0.0.0": true, "0.1.2.3": true, "224.0.0.1": true, "255.255.255.255": true,
+		"::1": true, "::": true, "fd00:ec2::254": true, "fe80::1": true, "2002:a00:1::": true, "64:ff9b::a9fe:a9fe": true,
+		"203.0.113.80": false, "8.8.8.8": false, "2606:4700::1111": false, "2002:808:808::": false,
+	} {
+		if got := special(netip.MustParseAddr(a).Unmap()) != ""; got != want {
+			t.Errorf("special(%s) = %v, want %v", a, got, want)
+		}
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// TestLoad: 200 concurrent tunnels and forwards through one proxy to a
+// local server all get their answer, and once the proxy is closed no
+// descriptor or goroutine of it is left.
+func TestLoad(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	fds, gs := openFDs(t), runtime.NumGoroutine()
+
+	p := New(Config{Allow: rules(t, u.Host)})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { p.Serve(l); close(served) }()
+	const n = 200
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			c, err := net.DialTimeout("tcp", l.Addr().String(), 10*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			br := bufio.NewReader(c)
+			if i%2 == 0 {
+				fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host, u.Host)
+				resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+				if err != nil || resp.StatusCode != 200 {
+					errs <- fmt.Errorf("CONNECT: %v %v", resp, err)
+					return
+				}
+				fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u.Host)
+			} else {
+				fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", srv.URL, u.Host)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if string(b) != "ok" {
+				errs <- fmt.Errorf("answer %q", b)
+				return
+			}
+			ok.Add(1)
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if ok.Load() != n {
+		t.Fatalf("%d of %d requests answered", ok.Load(), n)
+	}
+	// The clients are gone; tunnels end on their EOF. Close ends what is left.
+	p.Close()
+	<-served
+	srv.CloseClientConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && (openFDs(t) > fds || runtime.NumGoroutine() > gs) {
+		// io.Copy between two TCP connections splices through pipes
+		// that Go keeps in a pool until a collection frees them.
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f, g := openFDs(t), runtime.NumGoroutine(); f > fds || g > gs {
+		buf := make([]byte, 1<<16)
+		t.Errorf("after Close: %d descriptors (%d before), %d goroutines (%d before)\n%s", f, fds, g, gs, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A tunnel open when the proxy closes is ended, not left.
+func TestCloseEndsTunnels(t *testing.T) {
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c) // never answers, never closes
+		}
+	}()
+	p := New(Config{Allow: rules(t, ul.Addr().String())})
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go p.Serve(l)
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", ul.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits on an open tunnel")
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the client's end after Close: %v, want EOF", err)
+	}
+}
