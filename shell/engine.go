@@ -14,6 +14,7 @@ type engine interface {
 	close() error
 	status() Status
 	writable() []string
+	blocked() []Blocked
 }
 
 // warnedProcess is set once the one warning was said on a Runner's stderr

@@ -36,6 +36,14 @@ func (e jailEngine) newInterp(environ, params []string, opts ...interp.RunnerOpt
 func (e jailEngine) close() error       { return e.j.Close() }
 func (e jailEngine) writable() []string { return e.j.Writable() }
 
+func (e jailEngine) blocked() []Blocked {
+	var out []Blocked
+	for _, r := range e.j.Blocked() {
+		out = append(out, Blocked{Host: r.Host, Port: r.Port, Reason: r.Reason, Count: r.Count})
+	}
+	return out
+}
+
 func (e jailEngine) status() Status {
 	cfg := e.j.Config()
 	var st Status

@@ -86,3 +86,5 @@ func (e *plainEngine) status() Status {
 // DefaultProtected returns the paths, relative to each writable path, that
 // are read-only in the jail unless WSH_PROTECT says otherwise: none here.
 func DefaultProtected() []string { return nil }
+
+func (e *plainEngine) blocked() []Blocked { return nil }

@@ -270,3 +270,17 @@ func (r *Runner) Status() Status { return r.engine.status() }
 
 // Writable returns the paths that are writable in the jail.
 func (r *Runner) Writable() []string { return r.engine.writable() }
+
+// A Blocked is a host and port that wsh's proxy refused a command
+// (WSH_NETWORK=proxy or none), why, and how many times.
+type Blocked struct {
+	Host   string
+	Port   uint16
+	Reason string
+	Count  int
+}
+
+// Blocked returns the hosts wsh's proxy refused the Runner's commands so
+// far, in the order of their first refusal. Each was said once, when
+// first refused, on the Runner's warnings (stderr by default).
+func (r *Runner) Blocked() []Blocked { return r.engine.blocked() }

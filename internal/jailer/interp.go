@@ -101,6 +101,13 @@ func (j *Jailer) Close() error {
 		// command left running outlives the Runner.
 		err = sj.close()
 	}
+	if j.proxy != nil {
+		// What a command left connected ends with it (the session's
+		// processes are gone by now).
+		if perr := j.proxy.Close(); err == nil {
+			err = perr
+		}
+	}
 	j.terminals.restore()
 	j.releaseHome()
 	if j.fifoDir == "" {

@@ -20,6 +20,7 @@ import (
 	"wsh/config"
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
+	"wsh/internal/netproxy"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 	"wsh/internal/verdict"
@@ -72,6 +73,9 @@ type Jailer struct {
 	// closed is set by Close: no session is made after it.
 	closed  atomic.Bool
 	renewMu sync.Mutex // one new session at a time
+	// proxy is wsh's network proxy, whose listeners are in the jails'
+	// network namespaces (bridge); nil with the host's network.
+	proxy *netproxy.Proxy
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
@@ -123,6 +127,10 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
+	// Until a jail's init hands it a listener, the proxy holds nothing.
+	if j.proxy, err = newProxy(cfg, warn); err != nil {
+		return nil, err
+	}
 	if cfg.RequireSandbox != config.FloorNone {
 		floor, ok := proto.ParseRung(string(cfg.RequireSandbox))
 		if !ok { // Validate accepts only the rungs' names
@@ -461,10 +469,17 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 			return j.outcome(ctx, c, out)
 		}
 	}
-	req, pp := j.request(j.rung, dir, c.path, c.args, c.env, c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, pp := j.request(j.rung, dir, c.path, c.args, j.jailEnv(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	done := j.attachHome(req)
+	br, err := j.attachProxy(req)
+	if err != nil {
+		done()
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
+		return interp.ExitStatus(126)
+	}
 	out := launch.Run(ctx, req)
 	done()
+	br.close()
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
 	}

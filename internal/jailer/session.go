@@ -28,8 +28,9 @@ import (
 // hidden path appeared or moved, a repository appeared where the command
 // works) gets a jail of its own, made now, and wsh says why, once.
 type sessionJail struct {
-	s   *launch.Session
-	dir string // the working directory it was made for (the start directory)
+	s      *launch.Session
+	bridge *bridge // its way to the proxy, or nil
+	dir    string  // the working directory it was made for (the start directory)
 	// hidden is what the hidden paths were when the session's jail
 	// covered them (hiddenPrint).
 	hidden string
@@ -64,8 +65,16 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 	req, pp := j.request(proto.RungFull, j.jailDir(dir), "", nil, nil, nil, nil, nil)
 	req.Spec.Session, req.Spec.Path, req.Spec.Args, req.Spec.Env = true, "", nil, nil
 	done := j.attachHome(req)
+	br, err := j.attachProxy(req)
+	if err != nil {
+		done()
+		return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepLoopback, Err: err}
+	}
 	s, facts := launch.StartSession(ctx, req)
 	done()
+	if s == nil {
+		br.close()
+	}
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
 	}
@@ -83,7 +92,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 		}
 		return v
 	}
-	sj := &sessionJail{s: s, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	sj := &sessionJail{s: s, bridge: br, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
 	j.session.Store(sj)
 	return v
 }
@@ -187,7 +196,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	}
 	j.watchProtection(&prot, true)
 	facts := sj.s.Run(ctx, &launch.Command{
-		Path: c.path, Args: c.args, Env: c.env, Dir: dir, Umask: umask,
+		Path: c.path, Args: c.args, Env: j.jailEnv(c.env, proto.RungFull), Dir: dir, Umask: umask,
 		Stdin: c.hc.Stdin, Stdout: c.hc.Stdout, Stderr: c.hc.Stderr, KillTimeout: j.KillTimeout,
 	})
 	j.watchProtection(&prot, false)
@@ -301,7 +310,10 @@ func (j *Jailer) sayOnce(msg string) {
 // close ends the session: every process of its jail is killed.
 func (sj *sessionJail) close() error {
 	sj.end()
-	sj.closeOnce.Do(func() { sj.closeErr = sj.s.Close() })
+	sj.closeOnce.Do(func() {
+		sj.closeErr = sj.s.Close()
+		sj.bridge.close()
+	})
 	return sj.closeErr
 }
 

@@ -53,8 +53,9 @@ func (e *SpawnError) Error() string {
 func (e *SpawnError) Unwrap() error { return e.Err }
 
 // initCaps are the capabilities, in the jail's own user namespace, that
-// the setup steps use: mounts, bringing up lo, dropping the bounding set.
-var initCaps = [C.WSH_SPAWN_NCAPS]uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+// the setup steps use: mounts, bringing up lo, listening on the proxy's
+// port (below 1024), dropping the bounding set.
+var initCaps = [C.WSH_SPAWN_NCAPS]uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE, unix.CAP_SETPCAP}
 
 // namespaceFlags are the namespaces of a jail.
 func namespaceFlags(hostNetwork bool) uintptr {

@@ -3,8 +3,8 @@
 #include <sys/types.h>
 
 enum {
-	WSH_SPAWN_FILES = 9, // at most descriptors 0..8 of the init
-	WSH_SPAWN_NCAPS = 3,
+	WSH_SPAWN_FILES = 10, // at most descriptors 0..9 of the init
+	WSH_SPAWN_NCAPS = 4,
 };
 
 // The steps of a start, as reported in step when err is set.

@@ -47,6 +47,10 @@ type Request struct {
 	// protect step, and the target never starts. Without it, Spec.Pins
 	// and Spec.Protect are sent.
 	Protection func() ([]byte, error)
+	// Proxy, with Spec.ProxyPort on the full rung, is the init's end of
+	// a unix socket on which it sends its proxy listener (proto.ProxyFD).
+	// Run does not close it.
+	Proxy *os.File
 }
 
 // Run runs the request in a jail and returns what the parent saw, for
@@ -126,8 +130,11 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 		return nil, nil, nil, nil, err
 	}
 	defer spec.Close()
-	var null *os.File // a session's HomeFD and HomeLockFD without a home
-	if session != nil && req.HomeMount == nil {
+	// /dev/null fills the descriptors below the last one given that are
+	// not (a session's HomeFD without a home, say): the child's table
+	// has no holes. Opened first: it never fails once the pipes are made.
+	var null *os.File
+	if session != nil && req.HomeMount == nil || req.Proxy != nil {
 		if null, err = os.Open(os.DevNull); err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -157,10 +164,17 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 	if req.HomeMount != nil {
 		at[proto.HomeFD], at[proto.HomeLockFD] = req.HomeMount, req.HomeLock
 	}
+	if req.Proxy != nil {
+		at[proto.ProxyFD] = req.Proxy
+	}
 	if session != nil {
 		at[proto.SessionFD] = session
-		if null != nil {
-			at[proto.HomeFD], at[proto.HomeLockFD] = null, null
+	}
+	if null != nil {
+		for fd := proto.ReportFD; fd < proto.ProxyFD; fd++ {
+			if at[fd] == nil {
+				at[fd] = null
+			}
 		}
 	}
 	files, err := childFiles(cio.child, at)

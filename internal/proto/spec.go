@@ -48,6 +48,13 @@ type Spec struct {
 	AllowUnix bool
 	// HostNetwork shares the host's network namespace.
 	HostNetwork bool
+	// ProxyPort, when not 0, is the port of wsh's proxy. On the full
+	// rung, the init listens on 127.0.0.1:ProxyPort in the jail's network
+	// namespace, in its loopback step, and sends the listening socket to
+	// wsh on ProxyFD, which then serves it: no target runs before it is
+	// listening. On the landlock rung it is the one TCP port of the
+	// host's loopback that a command may connect to (Landlock ABI 4).
+	ProxyPort uint16
 	// Session makes the init a session's: after its setup it runs no
 	// target of its own, but forks each command it is sent on SessionFD
 	// inside the jail (SessionRun), until wsh closes its end. Path and
@@ -90,8 +97,13 @@ const (
 // not made.
 const ProtectFD = 5
 
+// ProxyFD is the descriptor, a unix socket, on which a jail init with a
+// Spec.ProxyPort on the full rung sends its proxy listener (SCM_RIGHTS),
+// and which it then closes.
+const ProxyFD = 9
+
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x07"
+const specMagic = "wsh-spec\x08"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -116,6 +128,7 @@ func (s *Spec) Encode() ([]byte, error) {
 		flags |= 8
 	}
 	e.b = append(e.b, flags, byte(s.Rung))
+	e.b = binary.LittleEndian.AppendUint16(e.b, s.ProxyPort)
 	e.ids(s.Writable)
 	e.ids(s.Hidden)
 	e.id(s.ShmDir)
@@ -161,6 +174,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	flags := d.byte()
 	s.AllowUnix, s.HostNetwork, s.ProtectLater, s.Session = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	s.Rung = Rung(d.byte())
+	s.ProxyPort = d.uint16()
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
 	s.ShmDir = d.id()
@@ -173,7 +187,8 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^15 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull {
+	if d.bad || len(d.b) != 0 || flags&^15 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull ||
+		s.ProxyPort != 0 && (s.HostNetwork || s.Rung == RungSeccomp) {
 		return nil, errSpec
 	}
 	return &s, nil
@@ -265,6 +280,13 @@ func (d *decoder) take(n uint64) []byte {
 func (d *decoder) byte() byte {
 	if v := d.take(1); v != nil {
 		return v[0]
+	}
+	return 0
+}
+
+func (d *decoder) uint16() uint16 {
+	if v := d.take(2); v != nil {
+		return binary.LittleEndian.Uint16(v)
 	}
 	return 0
 }

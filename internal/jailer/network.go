@@ -1,0 +1,225 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/config"
+	"wsh/internal/hostrule"
+	"wsh/internal/launch"
+	"wsh/internal/netproxy"
+	"wsh/internal/proto"
+)
+
+// jailProxyPort is where wsh's proxy listens in a jail's network
+// namespace (127.0.0.1): below 1024, so that no command, every capability
+// dropped, can listen there instead.
+const jailProxyPort = 900
+
+// newProxy is the proxy of a Jailer whose jails have a network of their
+// own: with WSH_NETWORK=proxy it connects to what the lists allow; with
+// none it refuses every request at once, so that a tool that honours
+// HTTP_PROXY stops at once and says why, instead of retrying a lookup
+// that cannot succeed. Each host refused is said once on warn.
+func newProxy(cfg config.Config, warn io.Writer) (*netproxy.Proxy, error) {
+	if cfg.NoSandbox || cfg.Network == config.NetworkHost {
+		return nil, nil
+	}
+	allow, err := hostrule.ParseAll(cfg.AllowHosts)
+	if err != nil {
+		return nil, &config.Error{Var: "WSH_ALLOW_HOSTS", Err: err}
+	}
+	deny, err := hostrule.ParseAll(cfg.DenyHosts)
+	if err != nil {
+		return nil, &config.Error{Var: "WSH_DENY_HOSTS", Err: err}
+	}
+	var mu sync.Mutex
+	return netproxy.New(netproxy.Config{
+		Allow: allow,
+		Deny:  deny,
+		None:  cfg.Network == config.NetworkNone,
+		OnRefusal: func(r netproxy.Refusal) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(warn, "wsh: the proxy refused a command: %s\n", r.Reason)
+		},
+	}), nil
+}
+
+// Blocked returns the hosts the proxy refused, in the order of their
+// first refusal.
+func (j *Jailer) Blocked() []netproxy.Refusal {
+	if j.proxy == nil {
+		return nil
+	}
+	return j.proxy.Refused()
+}
+
+// proxyVars are the variables that point a command at the proxy: the
+// usual ones in both cases, and those of the tools that do not read
+// them (npm does, but its own settings in ~/.npmrc would win over them).
+var proxyVars = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+	"npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY",
+	"PIP_PROXY", "CARGO_HTTP_PROXY",
+}
+
+// noProxyVars keep loopback out of the proxy: a command's own servers
+// are in its jail.
+var noProxyVars = []string{"NO_PROXY", "no_proxy", "npm_config_noproxy"}
+
+// jailEnv is env for a command in a jail of rung: pointed at the proxy
+// where the jail has one. What env said of a proxy is replaced: the
+// host's proxy is not reachable from the jail.
+func (j *Jailer) jailEnv(env []string, rung proto.Rung) []string {
+	if j.proxy == nil || rung != proto.RungFull {
+		return env
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(jailProxyPort)
+	out := make([]string, 0, len(env)+len(proxyVars)+len(noProxyVars))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !contains(proxyVars, k) && !contains(noProxyVars, k) {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range proxyVars {
+		out = append(out, k+"="+url)
+	}
+	for _, k := range noProxyVars {
+		out = append(out, k+"=localhost,127.0.0.1,::1")
+	}
+	if j.cfg.Network == config.NetworkNone && !hasVar(env, "PIP_RETRIES") {
+		// pip retries a refused tunnel five times, for about ten
+		// seconds; with no network there is nothing to retry.
+		out = append(out, "PIP_RETRIES=0")
+	}
+	return out
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A bridge is a jail's way to the proxy: the init listens in the jail's
+// network namespace and sends the listener over a socket pair, whose
+// other end the bridge reads; the proxy then serves that listener, from
+// wsh's process. No command holds the pair (the init closes its end
+// before any runs), and no path in any file system leads to it.
+type bridge struct {
+	ours   *net.UnixConn
+	theirs *os.File
+	done   chan struct{}
+
+	mu     sync.Mutex
+	l      net.Listener
+	closed bool
+}
+
+// attachProxy gives req, a full rung's jail, the proxy: the port it
+// listens on and the init's end of the bridge. It returns the bridge,
+// to close once the jail has ended, or nil with no proxy.
+func (j *Jailer) attachProxy(req *launch.Request) (*bridge, error) {
+	if j.proxy == nil || req.Spec.Rung != proto.RungFull {
+		return nil, nil
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the proxy's socket pair: %w", os.NewSyscallError("socketpair", err))
+	}
+	f := os.NewFile(uintptr(fds[0]), "wsh-proxy")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, fmt.Errorf("the proxy's socket pair: %w", err)
+	}
+	b := &bridge{ours: c.(*net.UnixConn), theirs: os.NewFile(uintptr(fds[1]), "wsh-proxy-init"), done: make(chan struct{})}
+	req.Spec.ProxyPort, req.Proxy = jailProxyPort, b.theirs
+	go b.serve(j.proxy)
+	return b, nil
+}
+
+// serve waits for the init's listener and serves it until the bridge
+// is closed.
+func (b *bridge) serve(p *netproxy.Proxy) {
+	defer close(b.done)
+	l, err := b.receive()
+	if err != nil {
+		return // the init failed before, or the jail was not made
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		l.Close()
+		return
+	}
+	b.l = l
+	b.mu.Unlock()
+	p.Serve(l)
+}
+
+// receive reads the one listener the init sends.
+func (b *bridge) receive() (net.Listener, error) {
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	_, oobn, _, _, err := b.ours.ReadMsgUnix(make([]byte, 1), oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			got, _ := unix.ParseUnixRights(&m)
+			fds = append(fds, got...)
+		}
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("the init sent no listener")
+	}
+	f := os.NewFile(uintptr(fds[0]), "wsh-proxy-listener")
+	defer f.Close()
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := l.(*net.TCPListener); !ok {
+		l.Close()
+		return nil, errors.New("the init sent no TCP listener")
+	}
+	return l, nil
+}
+
+// close stops serving the jail's listener (what it accepted ends with
+// the jail's processes) and waits for the bridge's goroutine.
+func (b *bridge) close() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.closed = true
+	if b.l != nil {
+		b.l.Close()
+	}
+	b.mu.Unlock()
+	b.ours.Close()
+	b.theirs.Close()
+	<-b.done
+}
