@@ -93,6 +93,10 @@ type configView struct {
 	// (a lower one, with WSH_HIDE set): socket(AF_UNIX) is refused.
 	UnixWithheld bool   `json:"unix_sockets_withheld"`
 	Network      string `json:"network"`
+	// AllowHosts and DenyHosts are WSH_ALLOW_HOSTS and WSH_DENY_HOSTS,
+	// normalised (WSH_NETWORK=proxy).
+	AllowHosts []string `json:"allow_hosts"`
+	DenyHosts  []string `json:"deny_hosts"`
 	// Jail is WSH_JAIL (session or command); Session says that the
 	// commands would share one jail (a session made on the full rung).
 	Jail    string `json:"jail"`
@@ -149,7 +153,7 @@ func diagnose() *doctorReport {
 		return rep
 	}
 	defer j.Close()
-	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), false, string(cfg.Network), string(cfg.Jail), j.Session()}
+	rep.Config = &configView{cfg.NoSandbox, string(cfg.RequireSandbox), orEmpty(j.Writable()), orEmpty(cfg.Hide), string(cfg.UnixSockets), false, string(cfg.Network), orEmpty(cfg.AllowHosts), orEmpty(cfg.DenyHosts), string(cfg.Jail), j.Session()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, rb, perr := j.Probe(ctx, dir)

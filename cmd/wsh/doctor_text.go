@@ -33,6 +33,14 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 			fmt.Fprintf(tw, "  unix sockets\t%s\n", c.UnixSockets)
 		}
 		fmt.Fprintf(tw, "  network\t%s\n", c.Network)
+		if c.Network == "proxy" {
+			allow := strings.Join(c.AllowHosts, ", ")
+			if allow == "" {
+				allow = "(none: every request is refused)"
+			}
+			fmt.Fprintf(tw, "  allowed hosts\t%s\n", allow)
+			fmt.Fprintf(tw, "  denied hosts\t%s\n", strings.Join(c.DenyHosts, ", "))
+		}
 		switch {
 		case c.Session:
 			fmt.Fprintf(tw, "  jail\tsession: one jail for all the commands of a run (they share its loopback, processes, IPC)\n")

@@ -261,25 +261,39 @@ func inheritable(t *testing.T) []*os.File {
 // (an export added, an unset removed, a plain assignment not exported), and
 // nothing of wsh's own.
 func TestJailEnvironment(t *testing.T) {
-	given := append([]string{"E2E_GIVEN=a b=c", "E2E_DROP=x"}, jailEnv...)
-	script := "export E2E_FOO=bar; E2E_LOCAL=1; unset E2E_DROP; cat /proc/self/environ"
-	for _, u := range users {
-		t.Run(u.name, func(t *testing.T) {
-			dir := workDir(t, u)
-			var want []string
-			for _, kv := range wshCmd(context.Background(), u, dir, given).Env {
-				if !strings.HasPrefix(kv, "E2E_DROP=") {
-					want = append(want, kv)
+	// What wsh adds, with a network of the jail's own (docs/sandbox.md,
+	// "Network"): the proxy, in place of any the script names.
+	proxy := []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+		"npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY", "PIP_PROXY", "CARGO_HTTP_PROXY"}
+	var added []string
+	for _, k := range proxy {
+		added = append(added, k+"=http://127.0.0.1:900")
+	}
+	added = append(added, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_noproxy=localhost,127.0.0.1,::1")
+	for _, network := range []string{"none", "host"} {
+		given := append([]string{"E2E_GIVEN=a b=c", "E2E_DROP=x", "WSH_NETWORK=" + network, "HTTPS_PROXY=http://host.example:3128"}, jailEnv...)
+		script := "export E2E_FOO=bar; E2E_LOCAL=1; unset E2E_DROP; cat /proc/self/environ"
+		for _, u := range users {
+			t.Run(network+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				var want []string
+				for _, kv := range wshCmd(context.Background(), u, dir, given).Env {
+					if !strings.HasPrefix(kv, "E2E_DROP=") && (network == "host" || !strings.HasPrefix(kv, "HTTPS_PROXY=")) {
+						want = append(want, kv)
+					}
 				}
-			}
-			want = append(want, "E2E_FOO=bar")
-			got := strings.Split(strings.TrimSuffix(mustJail(t, u, dir, given, script), "\x00"), "\x00")
-			slices.Sort(want)
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("the environment in the jail:\n%q\nwant:\n%q", got, want)
-			}
-		})
+				want = append(want, "E2E_FOO=bar")
+				if network == "none" {
+					want = append(append(want, added...), "PIP_RETRIES=0")
+				}
+				got := strings.Split(strings.TrimSuffix(mustJail(t, u, dir, given, script), "\x00"), "\x00")
+				slices.Sort(want)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("the environment in the jail:\n%q\nwant:\n%q", got, want)
+				}
+			})
+		}
 	}
 }
 

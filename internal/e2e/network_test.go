@@ -262,3 +262,81 @@ func TestNetworkNoneFailsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// socketsPy tries, on the landlock rung, every way out but the proxy,
+// and prints one line for each.
+const socketsPy = `python3 -c '
+import socket, errno, os, sys
+def name(e): return errno.errorcode.get(e.errno, e.errno)
+for label, fam, typ, proto in [("udp", socket.AF_INET, socket.SOCK_DGRAM, 0), ("udp6", socket.AF_INET6, socket.SOCK_DGRAM, 0),
+        ("mptcp", socket.AF_INET, socket.SOCK_STREAM, 262), ("sctp", socket.AF_INET, socket.SOCK_STREAM, 132),
+        ("raw", socket.AF_INET, socket.SOCK_RAW, 1), ("packet", socket.AF_PACKET, socket.SOCK_RAW, 0)]:
+    try: socket.socket(fam, typ, proto).close(); print(label, "ok")
+    except OSError as e: print(label, name(e))
+proxy = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+s = socket.socket()
+try: s.bind(("127.0.0.1", 0)); print("bind ok")
+except OSError as e: print("bind", name(e))
+s = socket.socket()
+try: s.sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1]))); print("fastopen ok")
+except OSError as e: print("fastopen", name(e))
+for label, addr in [("connect-proxy", ("127.0.0.1", proxy)), ("connect-server", ("127.0.0.1", int(sys.argv[1]))), ("connect-host", (sys.argv[2], int(sys.argv[1])))]:
+    s = socket.socket()
+    try: s.connect(addr); print(label, "ok")
+    except OSError as e: print(label, name(e))
+' `
+
+// TestLadderProxy: on the landlock rung (no network namespace), with
+// WSH_NETWORK=proxy, commands reach the allowed host through the proxy on
+// the host's loopback, and by no other way: TCP to any other port is
+// refused by Landlock, every other socket by the filter, and the warning
+// says what is left (the proxy's port on any address).
+func TestLadderProxy(t *testing.T) {
+	needTool(t, "curl")
+	one, two := newHostServer(t, "one"), newHostServer(t, "two")
+	hostIP := hostAddress(t)
+	p1, p2 := strconv.Itoa(one.port), strconv.Itoa(two.port)
+	script := strings.NewReplacer("P1", p1, "P2", p2, "HOSTIP", hostIP).Replace(`
+echo forward $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P1/f)
+echo tunnel $(curl -sS --noproxy '' -p -w ' %{http_code}' http://127.0.0.1:P1/t)
+echo refused $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P2/r)
+curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
+` + socketsPy + "P2 HOSTIP\n")
+	for _, u := range users {
+		for _, mode := range []string{"1", "7"} {
+			t.Run(u.name+"/mode"+mode, func(t *testing.T) {
+				h1, h2 := one.hits.Load(), two.hits.Load()
+				env := []string{"WSH_REQUIRE_SANDBOX=landlock", "WSH_NETWORK=proxy", "WSH_ALLOW_HOSTS=127.0.0.1:" + p1}
+				r := runHostile(t, u, workDir(t, u), env, mode, script)
+				if r.status != 0 {
+					t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				for _, c := range []struct{ key, want string }{
+					{"forward", "one /f 200"},
+					{"tunnel", "one /t 200"},
+					{"refused", "blocked by wsh: 127.0.0.1:" + p2 + " is not in WSH_ALLOW_HOSTS 403"},
+					{"bypass", "7"},
+					{"udp", "EACCES"}, {"udp6", "EACCES"}, {"mptcp", "EACCES"}, {"sctp", "EACCES"}, {"raw", "EACCES"}, {"packet", "EACCES"},
+					{"bind", "EACCES"},
+					{"fastopen", "EACCES"},
+					{"connect-proxy", "ok"},
+					{"connect-server", "EACCES"},
+					{"connect-host", "EACCES"},
+				} {
+					if got := line(r.stdout, c.key); got != c.want {
+						t.Errorf("%s: %q, want %q", c.key, got, c.want)
+					}
+				}
+				if n := one.hits.Load() - h1; n != 2 {
+					t.Errorf("the allowed server got %d requests, want the forwarded one and the tunnelled one", n)
+				}
+				if n := two.hits.Load() - h2; n != 0 {
+					t.Errorf("the server of no entry got %d requests", n)
+				}
+				if !regexp.MustCompile(`commands run on the landlock rung.*with WSH_NETWORK=proxy, commands reach the proxy on the host's loopback \(127\.0\.0\.1:\d+\).*port \d+ on any other address is in reach too`).MatchString(r.stderr) {
+					t.Errorf("the warning does not say what of the proxy holds on the landlock rung:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}

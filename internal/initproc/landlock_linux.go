@@ -205,10 +205,31 @@ func landlockRuleset(st *setupState) error {
 			}
 		}
 	}
+	if st.spec.ProxyPort != 0 && attr.handledAccessNet == 0 {
+		// Without ABI 4 nothing would limit TCP to the proxy's port (the
+		// parent asks for it only with ABI 4).
+		return os.NewSyscallError("landlock: the proxy's port needs ABI 4", unix.EOPNOTSUPP)
+	}
+	if attr.handledAccessNet != 0 && st.spec.ProxyPort != 0 {
+		// WSH_NETWORK=proxy: TCP connections to the proxy's port only.
+		// Landlock's rule is a port's, on any address.
+		np := landlockNetPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(st.spec.ProxyPort)}
+		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rs.fd), landlockRuleNetPort, uintptr(unsafe.Pointer(&np)), 0, 0, 0); errno != 0 {
+			return os.NewSyscallError("landlock_add_rule(the proxy's port)", errno)
+		}
+	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0, 0); errno != 0 {
 		return os.NewSyscallError("landlock_restrict_self", errno)
 	}
 	return nil
+}
+
+// landlockRuleNetPort and landlockNetPortAttr are LANDLOCK_RULE_NET_PORT
+// and struct landlock_net_port_attr (ABI 4), which x/sys/unix lacks.
+const landlockRuleNetPort = 2
+
+type landlockNetPortAttr struct {
+	allowedAccess, port uint64
 }
 
 // grant allows rights beneath path, but beneath no hidden path: where a

@@ -75,7 +75,12 @@ type Jailer struct {
 	renewMu sync.Mutex // one new session at a time
 	// proxy is wsh's network proxy, whose listeners are in the jails'
 	// network namespaces (bridge); nil with the host's network.
-	proxy *netproxy.Proxy
+	proxy     *netproxy.Proxy
+	hostProxy struct { // its listener on the host's loopback (lowerProxy)
+		once sync.Once
+		port uint16
+		err  error
+	}
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
@@ -197,6 +202,15 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 		return nil
 	}
 	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork()}
+	if j.lowerProxy(rung) {
+		// The filter leaves TCP to Landlock, which limits it to the
+		// proxy's port: the proxy listens before any command runs.
+		port, err := j.hostProxyPort()
+		if err != nil {
+			return err
+		}
+		spec.ProxyPort = port
+	}
 	f, err := seccomp.CompileFilter(spec.SkipGroups()...)
 	if err != nil {
 		return err
@@ -279,8 +293,13 @@ type pendingProtection struct {
 // commands and for Probe alike.
 func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
+	spec := proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
+	if rung != proto.RungFull {
+		// The full rung's comes with its bridge (attachProxy).
+		spec.ProxyPort = j.proxyPort(rung)
+	}
 	return &launch.Request{
-		Spec: proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env},
+		Spec: spec,
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
@@ -554,6 +573,9 @@ func (j *Jailer) warnOnce() {
 		if j.UnixWithheld() {
 			withheld = append(withheld, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set (Landlock cannot keep "+
 				"a unix socket beneath a hidden path from being connected to), so socket(AF_UNIX) is refused")
+		}
+		if w := j.proxyWithheld(); w != "" {
+			withheld = append(withheld, w)
 		}
 		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung, landlockABI(), withheld...))
 	}

@@ -78,14 +78,76 @@ var proxyVars = []string{
 // are in its jail.
 var noProxyVars = []string{"NO_PROXY", "no_proxy", "npm_config_noproxy"}
 
+// lowerProxy says that jails of rung reach the proxy with no network
+// namespace: WSH_NETWORK=proxy on the landlock rung with Landlock ABI 4,
+// where a command may connect to the proxy's port on the host's loopback
+// and nowhere else (and, Landlock's rule being a port's, to that port on
+// any address: the warning says so). Below ABI 4, and on the seccomp
+// rung, commands have no network.
+func (j *Jailer) lowerProxy(rung proto.Rung) bool {
+	return j.proxy != nil && j.cfg.Network == config.NetworkProxy && rung == proto.RungLandlock && landlockABI() >= 4
+}
+
+// hostProxyPort is the port of the proxy's listener on the host's
+// loopback, for the landlock rung: started once, served until the proxy
+// is closed.
+func (j *Jailer) hostProxyPort() (uint16, error) {
+	j.hostProxy.once.Do(func() {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			j.hostProxy.err = fmt.Errorf("the proxy's listener: %w", err)
+			return
+		}
+		j.hostProxy.port = uint16(l.Addr().(*net.TCPAddr).Port)
+		go j.proxy.Serve(l)
+	})
+	return j.hostProxy.port, j.hostProxy.err
+}
+
+// proxyWithheld is what the warning of a degraded Jailer says of
+// WSH_NETWORK=proxy, when it is asked for: what of it holds on the rung
+// in force.
+func (j *Jailer) proxyWithheld() string {
+	if j.cfg.Network != config.NetworkProxy || j.rung == proto.RungFull {
+		return ""
+	}
+	switch {
+	case j.lowerProxy(j.rung):
+		p := j.hostProxy.port
+		return fmt.Sprintf("with WSH_NETWORK=proxy, commands reach the proxy on the host's loopback (127.0.0.1:%d) and "+
+			"make no other TCP connection and no UDP or other socket but unix ones; Landlock's rule is a port's, though, so "+
+			"port %d on any other address is in reach too, past the proxy", p, p)
+	case j.rung == proto.RungNone:
+		return "WSH_NETWORK=proxy is not in force: commands have the host's network"
+	}
+	return "WSH_NETWORK=proxy is withheld: without Landlock's TCP rules (ABI 4) nothing can keep a connection to the proxy, " +
+		"so commands have no network, as with WSH_NETWORK=none"
+}
+
+// proxyPort is the proxy's port for a jail of rung: in its own network
+// namespace on the full rung, on the host's loopback on the landlock rung
+// (lowerProxy), or 0: no proxy.
+func (j *Jailer) proxyPort(rung proto.Rung) uint16 {
+	switch {
+	case j.proxy == nil:
+		return 0
+	case rung == proto.RungFull:
+		return jailProxyPort
+	case j.lowerProxy(rung):
+		return j.hostProxy.port // hostProxyPort was called by compileFilter
+	}
+	return 0
+}
+
 // jailEnv is env for a command in a jail of rung: pointed at the proxy
 // where the jail has one. What env said of a proxy is replaced: the
 // host's proxy is not reachable from the jail.
 func (j *Jailer) jailEnv(env []string, rung proto.Rung) []string {
-	if j.proxy == nil || rung != proto.RungFull {
+	port := j.proxyPort(rung)
+	if port == 0 {
 		return env
 	}
-	url := "http://127.0.0.1:" + strconv.Itoa(jailProxyPort)
+	url := "http://127.0.0.1:" + strconv.Itoa(int(port))
 	out := make([]string, 0, len(env)+len(proxyVars)+len(noProxyVars))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

@@ -46,8 +46,13 @@ func ParseRung(s string) (Rung, bool) {
 // (WSH_NETWORK=none); without a PID namespace, ptrace and
 // process_vm_readv/writev, which would reach the user's other processes.
 const (
-	NetGroup    = "net"
-	PtraceGroup = "ptrace"
+	NetGroup = "net"
+	// NetProxyGroup: in NetGroup's place with WSH_NETWORK=proxy on the
+	// landlock rung: sockets of the internet families are TCP only
+	// (Landlock governs TCP, not UDP), and no data goes with a connect
+	// (MSG_FASTOPEN), so that every connection is one Landlock checks.
+	NetProxyGroup = "net-proxy"
+	PtraceGroup   = "ptrace"
 	// IPCGroup: without an IPC namespace, SysV shared memory, semaphores
 	// and message queues, and POSIX message queues, are the host's.
 	IPCGroup = "ipc"
@@ -59,4 +64,6 @@ const (
 
 // LowerRungGroups are the groups that only the rungs without namespaces
 // have.
-func LowerRungGroups() []string { return []string{NetGroup, PtraceGroup, IPCGroup, SessionGroup} }
+func LowerRungGroups() []string {
+	return []string{NetGroup, NetProxyGroup, PtraceGroup, IPCGroup, SessionGroup}
+}

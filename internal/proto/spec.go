@@ -357,17 +357,24 @@ const UnixGroup = "unix"
 
 // SkipGroups are the groups a spec leaves out of the policy: the unix
 // group with AllowUnix; on the full rung, the groups of the rungs without
-// namespaces (whose namespaces do their work); with the host's network,
-// the net group.
+// namespaces (whose namespaces do their work); on the others, with the
+// host's network, both net groups; with a proxy port, the net group (the
+// net-proxy group and Landlock leave TCP to the proxy's port); otherwise
+// the net-proxy group (the net group refuses every internet socket).
 func (s *Spec) SkipGroups() []string {
 	var skip []string
 	if s.AllowUnix {
 		skip = append(skip, UnixGroup)
 	}
-	if s.Rung == RungFull {
+	switch {
+	case s.Rung == RungFull:
 		skip = append(skip, LowerRungGroups()...)
-	} else if s.HostNetwork {
+	case s.HostNetwork:
+		skip = append(skip, NetGroup, NetProxyGroup)
+	case s.ProxyPort != 0:
 		skip = append(skip, NetGroup)
+	default:
+		skip = append(skip, NetProxyGroup) // NetGroup refuses more
 	}
 	return skip
 }

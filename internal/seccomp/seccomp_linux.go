@@ -87,6 +87,57 @@ var policy = []RuleGroup{
 		}
 		return nil
 	}},
+	{proto.NetProxyGroup, []string{"socket of every family but AF_UNIX, AF_INET and AF_INET6 (EACCES)",
+		"socket(AF_INET, AF_INET6) but SOCK_STREAM with protocol 0 or IPPROTO_TCP (EACCES)",
+		"sendto, sendmsg and sendmmsg with MSG_FASTOPEN (EACCES)"}, func(f *libseccomp.ScmpFilter) error {
+		// With WSH_NETWORK=proxy on the landlock rung, which limits TCP
+		// connections to the proxy's port: no other family, no UDP or
+		// raw socket (Landlock does not govern them), no other protocol
+		// over a stream (MPTCP, SCTP). The family and the protocol are
+		// ints: a value of 64 bits is compared whole, so garbage in the
+		// upper half is refused too.
+		fams := map[uint64]bool{unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true}
+		for _, call := range []string{"socket", "socketpair"} {
+			if err := denyConds(f, call, eacces, condition{0, libseccomp.CompareGreaterEqual, []uint64{64}}); err != nil {
+				return err
+			}
+			for fam := uint64(0); fam < 64; fam++ {
+				if fams[fam] && !(call == "socketpair" && fam != unix.AF_UNIX) {
+					continue
+				}
+				if err := denyConds(f, call, eacces, condition{0, libseccomp.CompareEqual, []uint64{fam}}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+			inet := condition{0, libseccomp.CompareEqual, []uint64{fam}}
+			for t := uint64(0); t <= 0xf; t++ {
+				if t == unix.SOCK_STREAM {
+					continue
+				}
+				if err := denyConds(f, "socket", eacces, inet, cond(1, 0xf, t)); err != nil {
+					return err
+				}
+			}
+			if err := denyConds(f, "socket", eacces, inet, condition{2, libseccomp.CompareGreaterEqual, []uint64{unix.IPPROTO_TCP + 1}}); err != nil {
+				return err
+			}
+			for p := uint64(1); p < unix.IPPROTO_TCP; p++ {
+				if err := denyConds(f, "socket", eacces, inet, condition{2, libseccomp.CompareEqual, []uint64{p}}); err != nil {
+					return err
+				}
+			}
+		}
+		// TCP Fast Open connects inside sendto(2) and sendmsg(2), where
+		// no connect(2) is made for Landlock to check.
+		for call, arg := range map[string]uint{"sendto": 3, "sendmsg": 2, "sendmmsg": 3} {
+			if err := denyMasked(f, call, eacces, arg, unix.MSG_FASTOPEN, unix.MSG_FASTOPEN); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 	{proto.IPCGroup, ipcCalls, denyAll(eperm, ipcCalls...)},
 	{proto.SessionGroup, []string{"setsid", "setpgid"}, denyAll(eperm, "setsid", "setpgid")},
 	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
