@@ -51,6 +51,8 @@ type execPath struct {
 //	                  (WSH_JAIL=session, the default), each command forked
 //	                  in the Runner's one jail
 //	jail-command      the same with a jail for each command (WSH_JAIL=command)
+//	jail-command-hostnet  a jail for each command with WSH_NETWORK=host:
+//	                  no proxy listener in it
 //	jail-home         the jail with a real $HOME, copy-on-write
 //	jail-home-readonly  the same $HOME, read-only (WSH_HOME=readonly)
 //	jail-hostnet      the jail with WSH_NETWORK=host
@@ -92,6 +94,13 @@ var execPaths = []execPath{
 	}},
 	{"jail-command", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone, Jail: config.JailCommand})
+		mustJail(b, r, j)
+		return runner(r)
+	}},
+	{"jail-command-hostnet", func(b *testing.B) func() error {
+		// No proxy and no bridge: against jail-command, what the proxy's
+		// listener costs a jail of its own.
+		r, j := wshRunner(b, config.Config{Network: config.NetworkHost, Jail: config.JailCommand})
 		mustJail(b, r, j)
 		return runner(r)
 	}},
@@ -180,6 +189,7 @@ var pairs = [][2]string{
 	{"jail", "bare"},
 	{"jail", "jail-command"},
 	{"jail-command", "bare"},
+	{"jail-command", "jail-command-hostnet"},
 	{"bwrap", "bare"},
 	{"landlock", "opted-out"},
 	// The full jail cannot be made where the landlock rung is measured:

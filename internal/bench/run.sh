@@ -49,8 +49,11 @@ step "per exec, this host (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkExec$' -test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, paired: A and B alternate (-count $COUNT)"
-"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|jail-vs-jail-command|jail-command-vs-bare|bwrap-vs-bare|jail-home-vs-jail-home-readonly)$' \
+"$BT" -test.run '^$' -test.bench '^BenchmarkPair$/^pair=(opted-out-vs-default-handler|jail-vs-bwrap|jail-vs-bare|jail-vs-jail-command|jail-command-vs-bare|jail-command-vs-jail-command-hostnet|bwrap-vs-bare|jail-home-vs-jail-home-readonly)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
+
+step "the latency wsh's proxy adds to a request, paired with the request made directly (-count $COUNT)"
+"$BT" -test.run '^$' -test.bench '^BenchmarkProxy$' -test.count "$COUNT" | tee -a "$RAW"
 
 step "CPU per exec (user+sys of the whole tree, counted by a cgroup), paired (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkCPU$' -test.count "$COUNT" | tee -a "$RAW"
