@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"wsh/internal/proto"
 )
 
 // printDoctor writes the human text of a report.
@@ -73,6 +75,9 @@ func printDoctor(w io.Writer, rep *doctorReport) {
 		fmt.Fprintf(tw, "  pid, and PID 1\t%d, %s\n", rb.PID, rb.PID1)
 		fmt.Fprintf(tw, "  the init's binary\t%s\n", rb.Exe)
 		fmt.Fprintf(tw, "  network devices\t%s\n", strings.Join(rb.NetDevices, " "))
+		if rb.Proxy != "" {
+			fmt.Fprintf(tw, "  wsh's proxy, asked for %s\t%s\n", proto.ProxyProbeHost, rb.Proxy)
+		}
 		fmt.Fprintf(tw, "  root read-only\t%v\n", rb.RootRO)
 		if h := rb.Home; h != nil {
 			fmt.Fprintf(tw, "  mounted at the home\t%s\n", strings.TrimSpace(h.FSType+" "+paren(h.Upper)))

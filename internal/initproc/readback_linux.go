@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"wsh/internal/proto"
 )
 
@@ -45,6 +47,9 @@ func readback() int {
 	r.RootRO = rootReadOnly()
 	if len(os.Args) == 3 && os.Args[1] != "" {
 		r.Home = homeReadback(os.Args[1], os.Args[2])
+	}
+	if p := os.Getenv("HTTPS_PROXY"); p != "" {
+		r.Proxy = proxyAnswer(p)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(&r); err != nil {
 		return 1
@@ -106,4 +111,45 @@ func homeReadback(home, state string) *proto.HomeReadback {
 		h.StateHidden = errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)
 	}
 	return h
+}
+
+// proxyAnswer asks the proxy at url (http://127.0.0.1:PORT, as wsh
+// gives it) for a tunnel to ProxyProbeHost and returns the status line of
+// its answer, or what went wrong. Plain syscalls: the init's binary does
+// without package net.
+func proxyAnswer(url string) string {
+	ps, ok := strings.CutPrefix(url, "http://127.0.0.1:")
+	port, err := strconv.Atoi(ps)
+	if !ok || err != nil || port <= 0 || port > 65535 {
+		return "not wsh's proxy: " + url
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err).Error()
+	}
+	defer unix.Close(fd)
+	tv := unix.Timeval{Sec: 5}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return os.NewSyscallError("connect", err).Error()
+	}
+	req := "CONNECT " + proto.ProxyProbeHost + " HTTP/1.1\r\nHost: " + proto.ProxyProbeHost + "\r\n\r\n"
+	if _, err := unix.Write(fd, []byte(req)); err != nil {
+		return os.NewSyscallError("write", err).Error()
+	}
+	var got []byte
+	buf := make([]byte, 512)
+	for !strings.Contains(string(got), "\n") && len(got) < 4096 {
+		n, err := unix.Read(fd, buf)
+		if err != nil {
+			return os.NewSyscallError("read", err).Error()
+		}
+		if n == 0 {
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	line, _, _ := strings.Cut(string(got), "\n")
+	return strings.TrimRight(line, "\r")
 }

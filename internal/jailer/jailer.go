@@ -342,8 +342,16 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung) (verdic
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, []string{}, nil, &out, &errb)
+	// The readback is given the proxy as a command is (it asks the proxy
+	// for a tunnel it refuses), and its jail listens for the proxy as a
+	// command's does.
+	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, j.jailEnv([]string{}, rung), nil, &out, &errb)
 	defer j.attachHome(req)()
+	br, err := j.attachProxy(req)
+	if err != nil {
+		return verdict.Verdict{}, nil, err
+	}
+	defer br.close()
 	o := launch.Run(ctx, req)
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)

@@ -22,7 +22,15 @@ type Readback struct {
 	// Home is what the jail shows at the host's home directory, when there
 	// is one.
 	Home *HomeReadback `json:"home,omitempty"`
+	// Proxy is, where the jail has wsh's proxy (HTTPS_PROXY), the status
+	// line it answered a tunnel to ProxyProbeHost with, or why there was
+	// none.
+	Proxy string `json:"proxy,omitempty"`
 }
+
+// ProxyProbeHost is the host the readback asks the proxy for: a name that
+// cannot exist (.invalid, RFC 2606), which no allowlist names.
+const ProxyProbeHost = "wsh-doctor.invalid:443"
 
 // A HomeReadback is the mount in force at the home, from mountinfo, and
 // whether wsh's state directory can be read.
