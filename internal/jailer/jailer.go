@@ -332,20 +332,25 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 // said inside. It is what wsh doctor runs; it does not touch the degrade
 // state.
 func (j *Jailer) Probe(ctx context.Context, dir string) (verdict.Verdict, *proto.Readback, error) {
-	return j.probe(ctx, dir, proto.RungFull)
+	return j.probe(ctx, dir, proto.RungFull, true)
 }
 
-// probe is Probe on the given rung.
-func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung) (verdict.Verdict, *proto.Readback, error) {
+// probe is Probe on the given rung. With askProxy (doctor's), the
+// readback is given the proxy as a command is, and asks it for a tunnel
+// it refuses; decide's probes do not, or every Runner would say a
+// refusal.
+func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung, askProxy bool) (verdict.Verdict, *proto.Readback, error) {
 	if err := j.compileFilter(rung); err != nil {
 		return verdict.Verdict{}, nil, err
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
-	// The readback is given the proxy as a command is (it asks the proxy
-	// for a tunnel it refuses), and its jail listens for the proxy as a
-	// command's does.
-	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, j.jailEnv([]string{}, rung), nil, &out, &errb)
+	// The jail listens for the proxy as a command's does.
+	env := []string{}
+	if askProxy {
+		env = j.jailEnv(env, rung)
+	}
+	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, env, nil, &out, &errb)
 	defer j.attachHome(req)()
 	br, err := j.attachProxy(req)
 	if err != nil {
@@ -408,7 +413,7 @@ func (j *Jailer) decide(dir string) {
 			// is the verdict on every command's.
 			return j.startSession(ctx, dir)
 		}
-		v, _, _ := j.probe(ctx, dir, proto.RungFull)
+		v, _, _ := j.probe(ctx, dir, proto.RungFull, false)
 		return v
 	}
 	v := first()
@@ -443,7 +448,7 @@ func (j *Jailer) decide(dir string) {
 			j.startFailure = &f
 			return
 		}
-		lv, _, _ := j.probe(ctx, dir, j.rung)
+		lv, _, _ := j.probe(ctx, dir, j.rung, false)
 		j.tried = append(j.tried, RungTry{j.rung, lv})
 		if next, down = verdict.StepDown(j.rung, lv); down {
 			continue
