@@ -278,6 +278,9 @@ s = socket.socket()
 try: s.bind(("127.0.0.1", 0)); print("bind ok")
 except OSError as e: print("bind", name(e))
 s = socket.socket()
+try: s.listen(); print("listen ok", s.getsockname())
+except OSError as e: print("listen", name(e))
+s = socket.socket()
 try: s.sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1]))); print("fastopen ok")
 except OSError as e: print("fastopen", name(e))
 for label, addr in [("connect-proxy", ("127.0.0.1", proxy)), ("connect-server", ("127.0.0.1", int(sys.argv[1]))), ("connect-host", (sys.argv[2], int(sys.argv[1])))]:
@@ -318,6 +321,7 @@ curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
 					{"bypass", "7"},
 					{"udp", "EACCES"}, {"udp6", "EACCES"}, {"mptcp", "EACCES"}, {"sctp", "EACCES"}, {"raw", "EACCES"}, {"packet", "EACCES"},
 					{"bind", "EACCES"},
+					{"listen", "EACCES"}, // unbound: the kernel would bind it itself, past Landlock
 					{"fastopen", "EACCES"},
 					{"connect-proxy", "ok"},
 					{"connect-server", "EACCES"},
@@ -338,5 +342,54 @@ curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
 				}
 			})
 		}
+	}
+}
+
+// TestProxyConnectionFlood: a command that opens connection after
+// connection to the proxy gets a 503 past the proxy's bound, and nothing
+// else of wsh suffers: the next command reaches the allowed host, and wsh
+// says nothing but that (with no bound, the same flood used up wsh's
+// descriptors, and the home and the session failed with EMFILE).
+func TestProxyConnectionFlood(t *testing.T) {
+	needTool(t, "curl")
+	one := newHostServer(t, "one")
+	p1 := strconv.Itoa(one.port)
+	flood := `python3 -c '
+import socket, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+held, refused = [], 0
+for i in range(1500):
+    s = socket.create_connection(("127.0.0.1", 900), timeout=5)
+    held.append(s)
+for s in held:
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+for s in held:
+    s.settimeout(5)
+    try:
+        if s.recv(64).startswith(b"HTTP/1.1 503"): refused += 1
+    except OSError: pass
+print("refused", refused)
+'
+echo after $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P1/a)
+`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			env := h.env(append([]string{"WSH_NETWORK=proxy", "WSH_ALLOW_HOSTS=127.0.0.1:" + p1}, jailEnv...)...)
+			r := runWsh(t, u, h.proj, env, strings.ReplaceAll(flood, "P1", p1))
+			if r.status != 0 {
+				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			if n, err := strconv.Atoi(line(r.stdout, "refused")); err != nil || n < 1500-512 {
+				t.Errorf("of 1500 connections at once, %q got a 503, want all past the bound (512)", line(r.stdout, "refused"))
+			}
+			if got := line(r.stdout, "after"); got != "one /a 200" {
+				t.Errorf("the next command: %q, want the allowed host's answer", got)
+			}
+			if strings.Contains(r.stderr, "wsh:") {
+				t.Errorf("wsh says:\n%s", r.stderr)
+			}
+		})
 	}
 }

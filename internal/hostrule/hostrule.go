@@ -46,14 +46,14 @@ func Parse(s string) (Rule, error) {
 			return Rule{}, fmt.Errorf("%q: not an IPv6 address in brackets", in)
 		}
 		r.Addr = a.Unmap()
-		return r, nil
+		return r.checkAddr(in)
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Is6() {
 			return Rule{}, fmt.Errorf("%q: write an IPv6 address in brackets, as [%s]", in, a)
 		}
 		r.Addr = a
-		return r, nil
+		return r.checkAddr(in)
 	}
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		r.Wildcard, host = true, rest
@@ -62,10 +62,19 @@ func Parse(s string) (Rule, error) {
 	if err != nil {
 		return Rule{}, fmt.Errorf("%q: %v", in, err)
 	}
-	if _, err := netip.ParseAddr(name); err == nil || looksNumeric(name) {
+	if _, err := netip.ParseAddr(name); err == nil || LooksNumeric(name) {
 		return Rule{}, fmt.Errorf("%q: not a host name (an address is written alone, without *.)", in)
 	}
 	r.Name = name
+	return r, nil
+}
+
+// checkAddr refuses an address entry that would name more than one host:
+// the unspecified address is every local one.
+func (r Rule) checkAddr(in string) (Rule, error) {
+	if r.Addr.IsUnspecified() {
+		return Rule{}, fmt.Errorf("%q: the unspecified address reaches every address of this host; name the one meant", in)
+	}
 	return r, nil
 }
 
@@ -108,9 +117,9 @@ func Normalize(h string) (string, error) {
 	return h, nil
 }
 
-// looksNumeric says that every label is a number (10.1, 0x7f.1): a form
+// LooksNumeric says that every label is a number (10.1, 0x7f.1): a form
 // some resolvers read as an address.
-func looksNumeric(h string) bool {
+func LooksNumeric(h string) bool {
 	for _, l := range strings.Split(h, ".") {
 		base := 10 // and octal (a leading 0), which is digits too
 		if hex, ok := strings.CutPrefix(l, "0x"); ok {

@@ -45,15 +45,27 @@ func newProxy(cfg config.Config, warn io.Writer) (*netproxy.Proxy, error) {
 	}
 	var mu sync.Mutex
 	return netproxy.New(netproxy.Config{
-		Allow: allow,
-		Deny:  deny,
-		None:  cfg.Network == config.NetworkNone,
+		Allow:    allow,
+		Deny:     deny,
+		None:     cfg.Network == config.NetworkNone,
+		MaxConns: maxProxyConns(),
 		OnRefusal: func(r netproxy.Refusal) {
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintf(warn, "wsh: the proxy refused a command: %s\n", r.Reason)
 		},
 	}), nil
+}
+
+// maxProxyConns bounds the proxy's connections at once to an eighth of
+// wsh's descriptors (a tunnel holds four), from 16 to 512: the commands of
+// a run can use up the proxy, not wsh.
+func maxProxyConns() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return 16
+	}
+	return int(min(max(rl.Cur/8, 16), 512))
 }
 
 // Blocked returns the hosts the proxy refused, in the order of their

@@ -46,6 +46,14 @@ type Config struct {
 	// OnRefusal, if set, is called the first time each host and port is
 	// refused, from the request's goroutine.
 	OnRefusal func(Refusal)
+	// MaxConns bounds the connections served at once, over every
+	// listener (0: 512): past it, the next is accepted when one ends, so
+	// that no command can use up wsh's descriptors.
+	MaxConns int
+	// TunnelLinger is how long a tunnel's other direction may go on once
+	// one direction has ended (0: 10 s): a command that exited leaves no
+	// tunnel open on the word of a server that never closes.
+	TunnelLinger time.Duration
 }
 
 // A Refusal is a host and port the proxy refused, why, and how often.
@@ -63,10 +71,13 @@ type Proxy struct {
 	transport *http.Transport
 	forward   *httputil.ReverseProxy
 
+	slots chan struct{} // one per connection served (MaxConns)
+
 	mu      sync.Mutex
 	refused []Refusal
 	index   map[string]int
-	tunnels map[net.Conn]struct{} // both ends of every open tunnel
+	conns   map[*servedConn]struct{} // every connection accepted, hijacked ones included
+	tunnels map[net.Conn]struct{}    // the upstream end of every open tunnel
 	closed  bool
 	wg      sync.WaitGroup // the tunnels' copies
 }
@@ -81,7 +92,14 @@ func New(cfg Config) *Proxy {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 10 * time.Second
 	}
-	p := &Proxy{cfg: cfg, index: map[string]int{}, tunnels: map[net.Conn]struct{}{}}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 512
+	}
+	if cfg.TunnelLinger <= 0 {
+		cfg.TunnelLinger = 10 * time.Second
+	}
+	p := &Proxy{cfg: cfg, index: map[string]int{}, conns: map[*servedConn]struct{}{}, tunnels: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, cfg.MaxConns)}
 	p.transport = &http.Transport{
 		// Never the proxy of wsh's own environment: the connection must
 		// go to the address that was checked.
@@ -116,28 +134,118 @@ func New(cfg Config) *Proxy {
 	return p
 }
 
-// Serve serves l until l or the proxy is closed. It returns nil then.
+// Serve serves l until l or the proxy is closed, and then closes every
+// connection it accepted from l: a jail's listener is closed when the
+// jail ends, and nothing of the jail is left to use them. It returns nil
+// then.
 func (p *Proxy) Serve(l net.Listener) error {
-	err := p.srv.Serve(l)
+	sl := &servingListener{Listener: l, p: p}
+	err := p.srv.Serve(sl)
+	p.closeConns(sl)
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
 	return err
 }
 
-// Close closes every listener and connection, tunnels included, and
-// waits for the tunnels' copies to end.
+// Close closes every listener and connection, tunnels and upgraded
+// connections included, and waits for the tunnels' copies to end.
 func (p *Proxy) Close() error {
 	err := p.srv.Close()
 	p.mu.Lock()
 	p.closed = true
-	for c := range p.tunnels {
-		c.Close()
-	}
 	p.mu.Unlock()
+	p.closeConns(nil)
 	p.wg.Wait()
 	p.transport.CloseIdleConnections()
 	return err
+}
+
+// closeConns closes the connections accepted from l (all, for nil),
+// and the upstream ends of their tunnels.
+func (p *Proxy) closeConns(l *servingListener) {
+	p.mu.Lock()
+	var cs []*servedConn
+	for c := range p.conns {
+		if l == nil || c.from == l {
+			cs = append(cs, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.Close() // its tunnel's copy then closes the upstream end
+	}
+	if l == nil {
+		p.mu.Lock()
+		for c := range p.tunnels {
+			c.Close()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// A servingListener records each connection it accepts, and refuses one
+// past MaxConns at once: answered with a 503, closed.
+type servingListener struct {
+	net.Listener
+	p *Proxy
+}
+
+func (l *servingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.p.slots <- struct{}{}:
+		default:
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			msg := fmt.Sprintf("wsh's proxy: more than %d connections at once\n", cap(l.p.slots))
+			fmt.Fprintf(c, "HTTP/1.1 503 %s\r\n%s: error\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", strings.TrimSpace(msg), Header, len(msg), msg)
+			c.Close()
+			continue
+		}
+		sc := &servedConn{Conn: c, p: l.p, from: l}
+		l.p.mu.Lock()
+		closed := l.p.closed
+		if !closed {
+			l.p.conns[sc] = struct{}{}
+		}
+		l.p.mu.Unlock()
+		if closed {
+			sc.Close()
+			return nil, net.ErrClosed
+		}
+		return sc, nil
+	}
+}
+
+// A servedConn gives its slot back once closed.
+type servedConn struct {
+	net.Conn
+	p    *Proxy
+	from *servingListener
+	once sync.Once
+}
+
+func (c *servedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.p.mu.Lock()
+		delete(c.p.conns, c)
+		c.p.mu.Unlock()
+		<-c.p.slots
+	})
+	return err
+}
+
+// CloseWrite ends the connection's writing half (a tunnel's end).
+func (c *servedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
 }
 
 // Refused returns the hosts refused so far, in the order of their first
@@ -178,25 +286,35 @@ func (p *Proxy) refuse(host string, port uint16, reason string) *refusal {
 // returns the address when host is one.
 func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
 	if p.cfg.None {
-		return netip.Addr{}, "", p.refuse(host, port, "commands have no network (WSH_NETWORK=none); WSH_NETWORK=proxy with "+
-			"WSH_ALLOW_HOSTS="+hostPort(host, port)+" would allow this host")
+		return netip.Addr{}, "", p.refuse(host, port, "commands have no network (WSH_NETWORK=none); with WSH_NETWORK=proxy, "+
+			"WSH_ALLOW_HOSTS can allow "+hostPort(host, port))
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		// An address with a trailing dot is the address.
+		a, err = netip.ParseAddr(strings.TrimSuffix(host, "."))
+	}
+	if err == nil {
 		if a.Zone() != "" {
 			return netip.Addr{}, "", p.refuse(host, port, host+" has a zone, which no entry names")
 		}
 		a = a.Unmap()
-		if matchAddr(p.cfg.Deny, a, port) {
-			return netip.Addr{}, "", p.refuse(host, port, hostPort(host, port)+" is in WSH_DENY_HOSTS")
+		if p.denied(a, port) {
+			return netip.Addr{}, "", p.refuse(a.String(), port, hostPort(a.String(), port)+" is in WSH_DENY_HOSTS")
 		}
 		if !matchAddr(p.cfg.Allow, a, port) {
-			return netip.Addr{}, "", p.refuse(host, port, hostPort(host, port)+" is not in WSH_ALLOW_HOSTS")
+			return netip.Addr{}, "", p.refuse(a.String(), port, hostPort(a.String(), port)+" is not in WSH_ALLOW_HOSTS")
 		}
 		return a, "", nil
 	}
 	name, err := hostrule.Normalize(host)
 	if err != nil {
 		return netip.Addr{}, "", p.refuse(host, port, fmt.Sprintf("%q is not a host name: %v", host, err))
+	}
+	if hostrule.LooksNumeric(name) {
+		// 10.1 or 0x7f.1: an address to some resolvers, no name to any
+		// entry.
+		return netip.Addr{}, "", p.refuse(name, port, name+" is a numeric form of an address, which no entry names")
 	}
 	if matchName(p.cfg.Deny, name, port) {
 		return netip.Addr{}, "", p.refuse(name, port, hostPort(name, port)+" is in WSH_DENY_HOSTS")
@@ -205,6 +323,16 @@ func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
 		return netip.Addr{}, "", p.refuse(name, port, hostPort(name, port)+" is not in WSH_ALLOW_HOSTS")
 	}
 	return netip.Addr{}, name, nil
+}
+
+// denied says whether a deny entry names a, or the IPv4 address a 6to4
+// or NAT64 address carries.
+func (p *Proxy) denied(a netip.Addr, port uint16) bool {
+	if matchAddr(p.cfg.Deny, a, port) {
+		return true
+	}
+	v4 := carried(a)
+	return v4.IsValid() && matchAddr(p.cfg.Deny, v4, port)
 }
 
 // dial connects to host:port as the policy allows: to an address named
@@ -224,20 +352,25 @@ func (p *Proxy) dial(ctx context.Context, host string, port uint16) (net.Conn, e
 		}
 		addrs = addrs[:0]
 		var refused []string
+		var specials bool
 		for _, a := range found {
 			a = a.Unmap()
 			switch {
-			case matchAddr(p.cfg.Deny, a, port):
+			case p.denied(a, port):
 				refused = append(refused, a.String()+" (in WSH_DENY_HOSTS)")
 			case special(a) != "" && !matchAddr(p.cfg.Allow, a, port):
 				refused = append(refused, a.String()+" ("+special(a)+")")
+				specials = true
 			default:
 				addrs = append(addrs, a)
 			}
 		}
 		if len(addrs) == 0 {
-			return nil, p.refuse(name, port, name+" resolves to "+strings.Join(refused, ", ")+
-				", which only an entry of WSH_ALLOW_HOSTS naming the address allows")
+			why := name + " resolves to " + strings.Join(refused, ", ")
+			if specials {
+				why += "; such an address is allowed only by an entry of WSH_ALLOW_HOSTS that names it"
+			}
+			return nil, p.refuse(name, port, why)
 		}
 	}
 	d := net.Dialer{Timeout: p.cfg.DialTimeout}
@@ -283,6 +416,7 @@ var specials = []struct {
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local NAT64 address"},
 	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 	{netip.MustParsePrefix("100::/64"), "a discard address"},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address"},
 }
 
 // special says what kind of address a is, if it is one an allowed name
@@ -305,21 +439,29 @@ func special(a netip.Addr) string {
 			return s.what
 		}
 	}
-	// An IPv6 address that carries an IPv4 one: 6to4 and NAT64.
-	if b := a.As16(); a.Is6() {
-		var v4 netip.Addr
-		switch {
-		case b[0] == 0x20 && b[1] == 0x02:
-			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		case netip.MustParsePrefix("64:ff9b::/96").Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		}
-		if v4.IsValid() && special(v4) != "" {
-			return "an IPv6 address that carries " + special(v4)
-		}
+	if v4 := carried(a); v4.IsValid() && special(v4) != "" {
+		return "an IPv6 address that carries " + special(v4)
 	}
 	return ""
 }
+
+// carried is the IPv4 address that a 6to4 (2002::/16) or NAT64
+// (64:ff9b::/96) address carries, or the zero Addr.
+func carried(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return netip.Addr{}
+	}
+	b := a.As16()
+	switch {
+	case b[0] == 0x20 && b[1] == 0x02:
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	return netip.Addr{}
+}
+
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // ServeHTTP serves one request: a CONNECT tunnel or an http:// URL.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -355,10 +497,12 @@ func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) 
 // connect opens a tunnel to r.Host, or answers why not.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	host, port, err := splitHostPort(r.Host, 0)
-	var up net.Conn
-	if err == nil {
-		up, err = p.dial(r.Context(), host, port)
+	if err != nil {
+		w.Header().Set(Header, "error")
+		http.Error(w, "wsh's proxy: "+err.Error(), http.StatusBadRequest)
+		return
 	}
+	up, err := p.dial(r.Context(), host, port)
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		http.Error(w, "wsh's proxy: no tunnel over this connection", http.StatusInternalServerError)
@@ -395,27 +539,39 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		conn.Close()
 		return
 	}
-	if !p.track(conn, up) {
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		conn.Close()
 		up.Close()
 		return
 	}
-	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		p.untrack(conn, up)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		conn.Close()
+		up.Close()
 		return
 	}
-	p.wg.Add(2)
+	p.tunnels[up] = struct{}{}
+	p.wg.Add(2) // under the lock: Close waits only once closed is set
+	p.mu.Unlock()
 	done := make(chan struct{}, 2)
+	// Each direction, once its source has ended, ends its destination's
+	// writing half and gives the other direction TunnelLinger more.
 	go p.pipe(up, brw.Reader, done)
 	go p.pipe(conn, up, done)
 	go func() {
 		<-done
 		<-done
-		p.untrack(conn, up)
+		conn.Close()
+		up.Close()
+		p.mu.Lock()
+		delete(p.tunnels, up)
+		p.mu.Unlock()
 	}()
 }
 
-// pipe copies src to dst, then ends dst's writing half.
+// pipe copies src to dst; then it ends dst's writing half, and gives
+// the other direction, which reads from dst, TunnelLinger more.
 func (p *Proxy) pipe(dst net.Conn, src io.Reader, done chan<- struct{}) {
 	defer p.wg.Done()
 	io.Copy(dst, src)
@@ -424,28 +580,8 @@ func (p *Proxy) pipe(dst net.Conn, src io.Reader, done chan<- struct{}) {
 	} else {
 		dst.Close()
 	}
+	dst.SetReadDeadline(time.Now().Add(p.cfg.TunnelLinger))
 	done <- struct{}{}
-}
-
-func (p *Proxy) track(cs ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	for _, c := range cs {
-		p.tunnels[c] = struct{}{}
-	}
-	return true
-}
-
-func (p *Proxy) untrack(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		c.Close()
-		delete(p.tunnels, c)
-	}
 }
 
 // splitHostPort splits an authority; a missing port is def, or an error

@@ -133,6 +133,8 @@ func TestPolicy(t *testing.T) {
 		"metadata.test": {"169.254.169.254"},
 		"inside.test":   {"10.1.2.3", "fd00::1"},
 		"mapped.test":   {"::ffff:127.0.0.1"},
+		"nat64.test":    {"64:ff9b::a01:203", "2002:a01:203::"},
+		"compat.test":   {"::a01:203"},
 	}
 	var said []string
 	var saidMu sync.Mutex
@@ -155,6 +157,10 @@ func TestPolicy(t *testing.T) {
 	if resp, body := forward(t, addr, one); resp.StatusCode != 200 || body != "one /fwd" {
 		t.Errorf("forward to the allowed %s: %d %q", one, resp.StatusCode, body)
 	}
+	// An address with a trailing dot is the address.
+	if st, body, _ := tunnel(t, addr, fmt.Sprintf("127.0.0.1.:%d", p1)); !strings.HasPrefix(st, "200") || body != "one /through" {
+		t.Errorf("tunnel to 127.0.0.1.:%d: %q %q", p1, st, body)
+	}
 	// The name is allowed, and resolves to the loopback address that the
 	// allowlist names on that port: allowed.
 	if st, body, _ := tunnel(t, addr, fmt.Sprintf("one.test:%d", p1)); !strings.HasPrefix(st, "200") || body != "one /through" {
@@ -170,13 +176,19 @@ func TestPolicy(t *testing.T) {
 		{fmt.Sprintf("one.test:%d", p2), "one.test resolves to 127.0.0.1 (a loopback address)"},
 		{"metadata.test:80", "metadata.test resolves to 169.254.169.254 (a link-local address"},
 		// One private address denied, the other not named.
-		{"inside.test:443", "inside.test resolves to 10.1.2.3 (in WSH_DENY_HOSTS), fd00::1 (a private address)"},
+		{"inside.test:443", "inside.test resolves to 10.1.2.3 (in WSH_DENY_HOSTS), fd00::1 (a private address); such an address is allowed only by an entry of WSH_ALLOW_HOSTS that names it"},
 		{fmt.Sprintf("mapped.test:%d", p2), "mapped.test resolves to 127.0.0.1 (a loopback address)"},
 		{"deny.test:443", "deny.test:443 is in WSH_DENY_HOSTS"},
 		{"test:443", "test:443 is not in WSH_ALLOW_HOSTS"}, // *.test is its subdomains only
 		{"ONE.TEST.:1", "one.test resolves to 127.0.0.1"},
-		{fmt.Sprintf("[::ffff:127.0.0.2]:%d", p1), "[::ffff:127.0.0.2]:" + strconv.Itoa(int(p1)) + " is not in WSH_ALLOW_HOSTS"},
+		{fmt.Sprintf("[::ffff:127.0.0.2]:%d", p1), "127.0.0.2:" + strconv.Itoa(int(p1)) + " is not in WSH_ALLOW_HOSTS"},
 		{"10.1.2.3:80", "10.1.2.3:80 is in WSH_DENY_HOSTS"},
+		// The denied IPv4 address inside NAT64 and 6to4 addresses.
+		{"[64:ff9b::a01:203]:80", "[64:ff9b::a01:203]:80 is in WSH_DENY_HOSTS"},
+		{"nat64.test:80", "nat64.test resolves to 64:ff9b::a01:203 (in WSH_DENY_HOSTS), 2002:a01:203:: (in WSH_DENY_HOSTS)"},
+		{"compat.test:80", "compat.test resolves to ::a01:203 (an IPv4-compatible address); such an address"},
+		{"numeric.0x7f.1:80", "not in WSH_ALLOW_HOSTS"},
+		{"0x7f.1:80", "0x7f.1 is a numeric form of an address, which no entry names"},
 	}
 	for _, c := range refused {
 		start := time.Now()
@@ -244,7 +256,7 @@ func TestNotAProxyRequest(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "http:// URLs and tunnels") {
 		t.Errorf("a direct request: %d %q", resp.StatusCode, b)
 	}
-	if st, _, _ := tunnel(t, addr, "no-port.test"); !strings.HasPrefix(st, "502") {
+	if st, _, _ := tunnel(t, addr, "no-port.test"); !strings.HasPrefix(st, "400") {
 		t.Errorf("CONNECT without a port: %q", st)
 	}
 }
@@ -394,5 +406,192 @@ func TestCloseEndsTunnels(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("the client's end after Close: %v, want EOF", err)
+	}
+}
+
+// neverCloses is a server that accepts, answers the first bytes of an
+// upgrade with 101 if asked, and never closes a connection. It returns
+// its address and a channel that gets each connection's end.
+func neverCloses(t *testing.T, upgrade bool) (string, <-chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	ended := make(chan error, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				br := bufio.NewReader(c)
+				if upgrade {
+					if _, err := http.ReadRequest(br); err != nil {
+						ended <- err
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+				}
+				_, err := io.Copy(io.Discard, br) // until the proxy closes it
+				ended <- err
+				c.Close()
+			}()
+		}
+	}()
+	return l.Addr().String(), ended
+}
+
+// A listener Serve was given, once closed (the jail has ended), takes its
+// connections with it: a tunnel to a server that never closes, and an
+// upgraded connection, are ended, and Serve returns.
+func TestServeEndsItsConnections(t *testing.T) {
+	tun, tunEnded := neverCloses(t, false)
+	upg, upgEnded := neverCloses(t, true)
+	p := New(Config{Allow: rules(t, tun, upg)})
+	defer p.Close()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	served := make(chan struct{})
+	go func() { p.Serve(l); close(served) }()
+
+	c1, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	fmt.Fprintf(c1, "CONNECT %s HTTP/1.1\r\n\r\n", tun)
+	if resp, err := http.ReadResponse(bufio.NewReader(c1), &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	c2, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	fmt.Fprintf(c2, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n", upg, upg)
+	br2 := bufio.NewReader(c2)
+	if resp, err := http.ReadResponse(br2, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("the upgrade: %v %v", resp, err)
+	}
+	l.Close()
+	select {
+	case <-served:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve goes on after its listener was closed")
+	}
+	for name, c := range map[string]io.Reader{"the tunnel": c1, "the upgraded connection": br2} {
+		c1.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c2.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("%s, its listener closed: the client's read gives %v, want EOF", name, err)
+		}
+	}
+	for name, ch := range map[string]<-chan error{"the tunnel's": tunEnded, "the upgrade's": upgEnded} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s server still holds its connection", name)
+		}
+	}
+}
+
+// A tunnel whose client has gone (a command that exited, in a session
+// that goes on) is ended within TunnelLinger, though the server neither
+// sends nor closes: nothing of it is left in the proxy.
+func TestTunnelLingersNotForEver(t *testing.T) {
+	// A server that reads to EOF and then holds the connection, open.
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var heldMu sync.Mutex
+	t.Cleanup(func() {
+		ul.Close()
+		heldMu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		heldMu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			heldMu.Lock()
+			held = append(held, c)
+			heldMu.Unlock()
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	tun := ul.Addr().String()
+	p, addr := serve(t, Config{Allow: rules(t, tun), TunnelLinger: 200 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", tun)
+	if resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	c.Close()
+	left := func() (int, int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.tunnels), len(p.conns)
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if tn, cn := left(); tn == 0 && cn == 0 {
+			return
+		}
+	}
+	tn, cn := left()
+	t.Errorf("5 s after its client went: %d tunnels and %d connections left in the proxy", tn, cn)
+}
+
+// Past MaxConns at once, a connection gets a 503 at once; one freed makes
+// room again.
+func TestMaxConns(t *testing.T) {
+	_, addr := serve(t, Config{MaxConns: 3})
+	var held []net.Conn
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	answer := func() string {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err.Error()
+		}
+		return resp.Status
+	}
+	// The three are accepted (the server reads their requests), so the
+	// fourth is past the limit.
+	time.Sleep(100 * time.Millisecond)
+	if got := answer(); !strings.HasPrefix(got, "503 wsh's proxy: more than 3 connections at once") {
+		t.Errorf("a fourth connection: %q, want a 503", got)
+	}
+	held[0].Close()
+	ok := false
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !ok; time.Sleep(20 * time.Millisecond) {
+		ok = strings.HasPrefix(answer(), "400")
+	}
+	if !ok {
+		t.Error("with one connection closed, a new one is still refused")
 	}
 }

@@ -89,7 +89,7 @@ var policy = []RuleGroup{
 	}},
 	{proto.NetProxyGroup, []string{"socket of every family but AF_UNIX, AF_INET and AF_INET6 (EACCES)",
 		"socket(AF_INET, AF_INET6) but SOCK_STREAM with protocol 0 or IPPROTO_TCP (EACCES)",
-		"sendto, sendmsg and sendmmsg with MSG_FASTOPEN (EACCES)"}, func(f *libseccomp.ScmpFilter) error {
+		"sendto, sendmsg and sendmmsg with MSG_FASTOPEN (EACCES)", "listen (EACCES)"}, func(f *libseccomp.ScmpFilter) error {
 		// With WSH_NETWORK=proxy on the landlock rung, which limits TCP
 		// connections to the proxy's port: no other family, no UDP or
 		// raw socket (Landlock does not govern them), no other protocol
@@ -128,6 +128,14 @@ var policy = []RuleGroup{
 					return err
 				}
 			}
+		}
+		// listen(2) on a socket that was never bound binds it to a port
+		// of the kernel's choosing on every address, which Landlock does
+		// not check: a server on the host's network. A command's own
+		// unix sockets (WSH_UNIX_SOCKETS=allow) cannot listen either: a
+		// filter cannot tell the families of descriptors apart.
+		if err := deny(f, "listen", eacces); err != nil {
+			return err
 		}
 		// TCP Fast Open connects inside sendto(2) and sendmsg(2), where
 		// no connect(2) is made for Landlock to check.
