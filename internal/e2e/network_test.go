@@ -133,7 +133,7 @@ echo links $(ls /sys/class/net)
 					{"bypass", "7"},          // curl: could not connect
 					{"raw-loopback", "ECONNREFUSED"},
 					{"raw-host", "ENETUNREACH"},
-					{"by-name", "blocked by wsh: localhost resolves to 127.0.0.1 (a loopback address), which only an entry of WSH_ALLOW_HOSTS naming the address allows 403"},
+					{"by-name", "blocked by wsh: localhost resolves to 127.0.0.1 (a loopback address); such an address is allowed only by an entry of WSH_ALLOW_HOSTS that names it 403"},
 					{"links", "lo"},
 				} {
 					if got := line(r.stdout, c.key); got != c.want {
