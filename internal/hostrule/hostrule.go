@@ -75,6 +75,9 @@ func (r Rule) checkAddr(in string) (Rule, error) {
 	if r.Addr.IsUnspecified() {
 		return Rule{}, fmt.Errorf("%q: the unspecified address reaches every address of this host; name the one meant", in)
 	}
+	if r.Addr.Is6() && r.Addr.IsLinkLocalUnicast() {
+		return Rule{}, fmt.Errorf("%q: a link-local IPv6 address is reached only through an interface, which an entry cannot name", in)
+	}
 	return r, nil
 }
 

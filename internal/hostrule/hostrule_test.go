@@ -49,7 +49,7 @@ func TestMatch(t *testing.T) {
 
 func TestParseRefuses(t *testing.T) {
 	for _, s := range []string{"", " ", "*", "*.", "a..b", "-a.b", "a-.b", "a.b:0", "a.b:65536", "a.b:x", "::1", "[::1", "[10.0.0.1]",
-		"http://a.b", "a.b/x", "10.1", "0x7f.1", "*.10.0.0.1", "bücher.de", "[fe80::1%eth0]", "a b", "0.0.0.0", "0.0.0.0:80", "[::]", "[::ffff:0.0.0.0]"} {
+		"http://a.b", "a.b/x", "10.1", "0x7f.1", "*.10.0.0.1", "bücher.de", "[fe80::1%eth0]", "a b", "0.0.0.0", "0.0.0.0:80", "[::]", "[::ffff:0.0.0.0]", "[fe80::1]"} {
 		if r, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", s, r)
 		}

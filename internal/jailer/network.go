@@ -127,7 +127,8 @@ func (j *Jailer) proxyWithheld() string {
 	case j.lowerProxy(j.rung):
 		p := j.hostProxy.port
 		return fmt.Sprintf("with WSH_NETWORK=proxy, commands reach the proxy on the host's loopback (127.0.0.1:%d) and "+
-			"make no other TCP connection and no UDP or other socket but unix ones; Landlock's rule is a port's, though, so "+
+			"make no other TCP connection, listen on no socket (unix ones included) and make no UDP or other socket but "+
+			"unix ones; Landlock's rule is a port's, though, so "+
 			"port %d on any other address is in reach too, past the proxy", p, p)
 	case j.rung == proto.RungNone:
 		return "WSH_NETWORK=proxy is not in force: commands have the host's network"

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,11 @@ type Config struct {
 	// one direction has ended (0: 10 s): a command that exited leaves no
 	// tunnel open on the word of a server that never closes.
 	TunnelLinger time.Duration
+	// WriteStall is how long a write to either end of a connection may
+	// make no progress (0: 60 s) before the connection, and what it is
+	// attached to, is closed: a peer that stops reading holds nothing of
+	// the proxy for ever.
+	WriteStall time.Duration
 }
 
 // A Refusal is a host and port the proxy refused, why, and how often.
@@ -98,6 +104,9 @@ func New(cfg Config) *Proxy {
 	if cfg.TunnelLinger <= 0 {
 		cfg.TunnelLinger = 10 * time.Second
 	}
+	if cfg.WriteStall <= 0 {
+		cfg.WriteStall = 60 * time.Second
+	}
 	p := &Proxy{cfg: cfg, index: map[string]int{}, conns: map[*servedConn]struct{}{}, tunnels: map[net.Conn]struct{}{},
 		slots: make(chan struct{}, cfg.MaxConns)}
 	p.transport = &http.Transport{
@@ -109,10 +118,19 @@ func New(cfg Config) *Proxy {
 			if err != nil {
 				return nil, err
 			}
-			return p.dial(ctx, host, port)
+			up, err := p.dial(ctx, host, port)
+			if err != nil {
+				return nil, err
+			}
+			// The upstream connection is the client's: it ends with it.
+			if sc, ok := ctx.Value(servedKey{}).(*servedConn); ok {
+				return sc.attach(up), nil
+			}
+			return &stallConn{Conn: up, stall: p.cfg.WriteStall}, nil
 		},
-		MaxIdleConns:          64,
-		IdleConnTimeout:       30 * time.Second,
+		// One upstream connection per request, never shared between
+		// clients: each ends with the client that made it.
+		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: 5 * time.Minute,
 	}
 	p.forward = &httputil.ReverseProxy{
@@ -125,7 +143,10 @@ func New(cfg Config) *Proxy {
 		ErrorHandler: p.forwardError,
 	}
 	p.srv = &http.Server{
-		Handler:           p,
+		Handler: p,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, servedKey{}, c)
+		},
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -206,7 +227,7 @@ func (l *servingListener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		sc := &servedConn{Conn: c, p: l.p, from: l}
+		sc := &servedConn{stallConn: stallConn{Conn: c, stall: l.p.cfg.WriteStall}, p: l.p, from: l}
 		l.p.mu.Lock()
 		closed := l.p.closed
 		if !closed {
@@ -221,17 +242,48 @@ func (l *servingListener) Accept() (net.Conn, error) {
 	}
 }
 
-// A servedConn gives its slot back once closed.
+// servedKey is the context key of the request's servedConn.
+type servedKey struct{}
+
+// A servedConn is a client's connection: its writes may stall for
+// WriteStall at most, it closes the upstream connections attached to
+// it when it closes, and then gives its slot back.
 type servedConn struct {
-	net.Conn
+	stallConn
 	p    *Proxy
 	from *servingListener
 	once sync.Once
+
+	mu       sync.Mutex
+	attached []net.Conn
+	closed   bool
+}
+
+// attach makes up end with c (closed at once if c is), and returns it
+// with its writes bounded, and closing c when they stall.
+func (c *servedConn) attach(up net.Conn) net.Conn {
+	sup := &stallConn{Conn: up, stall: c.stall, onStall: func() { c.Close() }}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		up.Close()
+	} else {
+		c.attached = append(c.attached, up)
+	}
+	return sup
 }
 
 func (c *servedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		up := c.attached
+		c.attached = nil
+		c.mu.Unlock()
+		for _, u := range up {
+			u.Close()
+		}
 		c.p.mu.Lock()
 		delete(c.p.conns, c)
 		c.p.mu.Unlock()
@@ -240,8 +292,28 @@ func (c *servedConn) Close() error {
 	return err
 }
 
-// CloseWrite ends the connection's writing half (a tunnel's end).
-func (c *servedConn) CloseWrite() error {
+// A stallConn closes itself (and calls onStall) when a write makes no
+// progress for stall.
+type stallConn struct {
+	net.Conn
+	stall   time.Duration
+	onStall func()
+}
+
+func (c *stallConn) Write(b []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.stall))
+	n, err := c.Conn.Write(b)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		c.Conn.Close()
+		if c.onStall != nil {
+			c.onStall()
+		}
+	}
+	return n, err
+}
+
+// CloseWrite ends the connection's writing half.
+func (c *stallConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
@@ -286,8 +358,7 @@ func (p *Proxy) refuse(host string, port uint16, reason string) *refusal {
 // returns the address when host is one.
 func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
 	if p.cfg.None {
-		return netip.Addr{}, "", p.refuse(host, port, "commands have no network (WSH_NETWORK=none); with WSH_NETWORK=proxy, "+
-			"WSH_ALLOW_HOSTS can allow "+hostPort(host, port))
+		return netip.Addr{}, "", p.refuse(host, port, "commands have no network (WSH_NETWORK=none)"+noneHint(host, port))
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
@@ -299,8 +370,12 @@ func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
 			return netip.Addr{}, "", p.refuse(host, port, host+" has a zone, which no entry names")
 		}
 		a = a.Unmap()
-		if p.denied(a, port) {
+		if matchAddr(p.cfg.Deny, a, port) {
 			return netip.Addr{}, "", p.refuse(a.String(), port, hostPort(a.String(), port)+" is in WSH_DENY_HOSTS")
+		}
+		if p.denied(a, port) {
+			return netip.Addr{}, "", p.refuse(a.String(), port, hostPort(a.String(), port)+" carries "+carried(a).String()+
+				", which is in WSH_DENY_HOSTS")
 		}
 		if !matchAddr(p.cfg.Allow, a, port) {
 			return netip.Addr{}, "", p.refuse(a.String(), port, hostPort(a.String(), port)+" is not in WSH_ALLOW_HOSTS")
@@ -323,6 +398,23 @@ func (p *Proxy) check(host string, port uint16) (netip.Addr, string, *refusal) {
 		return netip.Addr{}, "", p.refuse(name, port, hostPort(name, port)+" is not in WSH_ALLOW_HOSTS")
 	}
 	return netip.Addr{}, name, nil
+}
+
+// noneHint is what to set to reach host:port, where wsh can say it
+// without looking anything up: for an address, the entry that allows it;
+// for a name, the entry that allows it if it leads to a public address.
+func noneHint(host string, port uint16) string {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" || a.Unmap().IsLinkLocalUnicast() && a.Unmap().Is6() || a.Unmap().IsUnspecified() {
+			return "" // no entry reaches it
+		}
+		return "; WSH_NETWORK=proxy with WSH_ALLOW_HOSTS=" + hostPort(a.Unmap().String(), port) + " would allow it"
+	}
+	name, err := hostrule.Normalize(host)
+	if err != nil || hostrule.LooksNumeric(name) || name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return ""
+	}
+	return "; WSH_NETWORK=proxy with WSH_ALLOW_HOSTS=" + hostPort(name, port) + " would allow it, where it leads to a public address"
 }
 
 // denied says whether a deny entry names a, or the IPv4 address a 6to4
@@ -356,8 +448,10 @@ func (p *Proxy) dial(ctx context.Context, host string, port uint16) (net.Conn, e
 		for _, a := range found {
 			a = a.Unmap()
 			switch {
-			case p.denied(a, port):
+			case matchAddr(p.cfg.Deny, a, port):
 				refused = append(refused, a.String()+" (in WSH_DENY_HOSTS)")
+			case p.denied(a, port):
+				refused = append(refused, a.String()+" (it carries "+carried(a).String()+", in WSH_DENY_HOSTS)")
 			case special(a) != "" && !matchAddr(p.cfg.Allow, a, port):
 				refused = append(refused, a.String()+" ("+special(a)+")")
 				specials = true
@@ -445,8 +539,10 @@ func special(a netip.Addr) string {
 	return ""
 }
 
-// carried is the IPv4 address that a 6to4 (2002::/16) or NAT64
-// (64:ff9b::/96) address carries, or the zero Addr.
+// carried is the IPv4 address that a 6to4 (2002::/16), NAT64
+// (64:ff9b::/96), IPv4-translated (SIIT, ::ffff:0:0/96) or Teredo
+// (2001::/32, the client's address, inverted) address carries, or the
+// zero Addr.
 func carried(a netip.Addr) netip.Addr {
 	if !a.Is6() {
 		return netip.Addr{}
@@ -455,13 +551,19 @@ func carried(a netip.Addr) netip.Addr {
 	switch {
 	case b[0] == 0x20 && b[1] == 0x02:
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-	case nat64.Contains(a):
+	case nat64.Contains(a) || siit.Contains(a):
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case teredo.Contains(a):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
 	}
 	return netip.Addr{}
 }
 
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+var (
+	nat64  = netip.MustParsePrefix("64:ff9b::/96")
+	siit   = netip.MustParsePrefix("::ffff:0:0:0/96")
+	teredo = netip.MustParsePrefix("2001::/32")
+)
 
 // ServeHTTP serves one request: a CONNECT tunnel or an http:// URL.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -538,6 +640,9 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 			code, phrase, Header, kind, len(body), body)
 		conn.Close()
 		return
+	}
+	if sc, ok := conn.(*servedConn); ok {
+		up = sc.attach(up) // ends with the client's connection
 	}
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		conn.Close()

@@ -184,8 +184,10 @@ func TestPolicy(t *testing.T) {
 		{fmt.Sprintf("[::ffff:127.0.0.2]:%d", p1), "127.0.0.2:" + strconv.Itoa(int(p1)) + " is not in WSH_ALLOW_HOSTS"},
 		{"10.1.2.3:80", "10.1.2.3:80 is in WSH_DENY_HOSTS"},
 		// The denied IPv4 address inside NAT64 and 6to4 addresses.
-		{"[64:ff9b::a01:203]:80", "[64:ff9b::a01:203]:80 is in WSH_DENY_HOSTS"},
-		{"nat64.test:80", "nat64.test resolves to 64:ff9b::a01:203 (in WSH_DENY_HOSTS), 2002:a01:203:: (in WSH_DENY_HOSTS)"},
+		{"[64:ff9b::a01:203]:80", "[64:ff9b::a01:203]:80 carries 10.1.2.3, which is in WSH_DENY_HOSTS"},
+		{"[::ffff:0:a01:203]:80", "[::ffff:0:a01:203]:80 carries 10.1.2.3, which is in WSH_DENY_HOSTS"},
+		{"[2001:0:1:2:3:4:f5fe:fdfc]:80", "carries 10.1.2.3, which is in WSH_DENY_HOSTS"}, // Teredo, inverted
+		{"nat64.test:80", "nat64.test resolves to 64:ff9b::a01:203 (it carries 10.1.2.3, in WSH_DENY_HOSTS), 2002:a01:203:: (it carries 10.1.2.3, in WSH_DENY_HOSTS)"},
 		{"compat.test:80", "compat.test resolves to ::a01:203 (an IPv4-compatible address); such an address"},
 		{"numeric.0x7f.1:80", "not in WSH_ALLOW_HOSTS"},
 		{"0x7f.1:80", "0x7f.1 is a numeric form of an address, which no entry names"},
@@ -236,6 +238,19 @@ func TestNone(t *testing.T) {
 		st, body, _ := tunnel(t, addr, target)
 		if !strings.HasPrefix(st, "403") || !strings.Contains(body, "WSH_NETWORK=none") {
 			t.Errorf("CONNECT %s with none: %q %q", target, st, body)
+		}
+	}
+	// The hint names an entry only where one would help.
+	for target, hint := range map[string]string{
+		"registry.npmjs.org:443": "; WSH_NETWORK=proxy with WSH_ALLOW_HOSTS=registry.npmjs.org:443 would allow it, where it leads to a public address",
+		"10.0.0.1:80":            "; WSH_NETWORK=proxy with WSH_ALLOW_HOSTS=10.0.0.1:80 would allow it",
+		"localhost:80":           "",
+		"[fe80::1]:80":           "",
+		"0x7f.1:80":              "",
+	} {
+		_, body, _ := tunnel(t, addr, target)
+		if want := "blocked by wsh: commands have no network (WSH_NETWORK=none)" + hint + "\n"; body != want {
+			t.Errorf("CONNECT %s with none: %q, want %q", target, body, want)
 		}
 	}
 	if n := lookups.Load(); n != 0 {
@@ -593,5 +608,94 @@ func TestMaxConns(t *testing.T) {
 	}
 	if !ok {
 		t.Error("with one connection closed, a new one is still refused")
+	}
+}
+
+// notReading is a server that accepts and never reads: what it is sent
+// fills the connection. ended gets each connection's end, as the server
+// finds it once told to look (look is closed).
+func notReading(t *testing.T) (addr string, look chan struct{}, ended chan error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	look, ended = make(chan struct{}), make(chan error, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				<-look
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				_, err := io.Copy(io.Discard, c) // nil: EOF, the proxy closed it
+				ended <- err
+			}()
+		}
+	}()
+	return l.Addr().String(), look, ended
+}
+
+// A peer that stops reading holds nothing for ever: a tunnel and a
+// forwarded upload to a server that never reads end once a write has
+// stalled for WriteStall, though the client has gone; and Close ends a
+// forwarded request's upstream connection too.
+func TestWriteStall(t *testing.T) {
+	up, look, ended := notReading(t)
+	p, addr := serve(t, Config{Allow: rules(t, up), WriteStall: 300 * time.Millisecond, TunnelLinger: time.Hour})
+	fill := func(c net.Conn) {
+		c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		buf := make([]byte, 1<<16)
+		for {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}
+	c1, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c1, "CONNECT %s HTTP/1.1\r\n\r\n", up)
+	if resp, err := http.ReadResponse(bufio.NewReader(c1), &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c2, "POST http://%s/ HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000000\r\n\r\n", up, up)
+	fill(c1)
+	fill(c2)
+	c1.Close()
+	c2.Close()
+	left := func() (int, int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.tunnels), len(p.conns)
+	}
+	ok := false
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !ok; time.Sleep(20 * time.Millisecond) {
+		tn, cn := left()
+		ok = tn == 0 && cn == 0
+	}
+	if !ok {
+		tn, cn := left()
+		t.Errorf("5 s after their clients went: %d tunnels and %d connections left in the proxy", tn, cn)
+	}
+	close(look)
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-ended:
+			if err != nil {
+				t.Errorf("a connection of the server that never reads: %v, want it closed by the proxy", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server's connections were not closed")
+		}
 	}
 }
