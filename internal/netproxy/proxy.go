@@ -301,15 +301,23 @@ type stallConn struct {
 }
 
 func (c *stallConn) Write(b []byte) (int, error) {
-	c.Conn.SetWriteDeadline(time.Now().Add(c.stall))
-	n, err := c.Conn.Write(b)
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+	done := 0
+	for {
+		c.Conn.SetWriteDeadline(time.Now().Add(c.stall))
+		n, err := c.Conn.Write(b[done:])
+		done += n
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return done, err
+		}
+		if n > 0 {
+			continue // slow, but going: another stall's time
+		}
 		c.Conn.Close()
 		if c.onStall != nil {
 			c.onStall()
 		}
+		return done, err
 	}
-	return n, err
 }
 
 // CloseWrite ends the connection's writing half.

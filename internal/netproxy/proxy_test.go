@@ -699,3 +699,39 @@ func TestWriteStall(t *testing.T) {
 		}
 	}
 }
+
+// A slow write that goes on is not cut by the stall bound: each write
+// that makes some progress gets another WriteStall; one that makes none
+// closes the connection.
+func TestWriteStallSparesTheSlow(t *testing.T) {
+	a, b := net.Pipe() // synchronous: a write waits for its reader
+	defer b.Close()
+	stalled := make(chan struct{})
+	sc := &stallConn{Conn: a, stall: 100 * time.Millisecond, onStall: func() { close(stalled) }}
+	go func() {
+		buf := make([]byte, 1)
+		for i := 0; i < 10; i++ {
+			time.Sleep(60 * time.Millisecond) // a byte at a time, slower than nothing but within the bound
+			if _, err := b.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	if n, err := sc.Write(make([]byte, 10)); n != 10 || err != nil {
+		t.Fatalf("a slow write that goes on: %d bytes, %v; want all of it", n, err)
+	}
+	select {
+	case <-stalled:
+		t.Fatal("a slow write that goes on was taken for a stall")
+	default:
+	}
+	// Nobody reads now: the next write stalls, and the connection ends.
+	if _, err := sc.Write([]byte("x")); err == nil {
+		t.Fatal("a write nobody reads returned no error")
+	}
+	select {
+	case <-stalled:
+	case <-time.After(time.Second):
+		t.Fatal("a stalled write did not close the connection")
+	}
+}
