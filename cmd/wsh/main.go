@@ -3,6 +3,8 @@
 package main
 
 import (
+	"io"
+	"log"
 	"os"
 
 	"wsh/jail"
@@ -10,5 +12,10 @@ import (
 
 func main() {
 	jail.Init() // first: this binary is also the jail init
+	// Nothing of wsh logs through the standard logger; net/http does,
+	// for what a server the proxy reached sends unasked ("Unsolicited
+	// response received on idle HTTP channel"), which would go to the
+	// script's stderr as if wsh said it.
+	log.SetOutput(io.Discard)
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wsh/internal/hostrule"
@@ -60,6 +61,9 @@ type Config struct {
 	// attached to, is closed: a peer that stops reading holds nothing of
 	// the proxy for ever.
 	WriteStall time.Duration
+	// ForwardIdle is how long a forwarded request's upstream may send
+	// nothing (0: 2 min), its headers as its body.
+	ForwardIdle time.Duration
 }
 
 // A Refusal is a host and port the proxy refused, why, and how often.
@@ -107,6 +111,9 @@ func New(cfg Config) *Proxy {
 	if cfg.WriteStall <= 0 {
 		cfg.WriteStall = 60 * time.Second
 	}
+	if cfg.ForwardIdle <= 0 {
+		cfg.ForwardIdle = 2 * time.Minute
+	}
 	p := &Proxy{cfg: cfg, index: map[string]int{}, conns: map[*servedConn]struct{}{}, tunnels: map[net.Conn]struct{}{},
 		slots: make(chan struct{}, cfg.MaxConns)}
 	p.transport = &http.Transport{
@@ -118,20 +125,38 @@ func New(cfg Config) *Proxy {
 			if err != nil {
 				return nil, err
 			}
+			sc, _ := ctx.Value(servedKey{}).(*servedConn)
+			if sc != nil {
+				// The Transport dials on a context of its own, which the
+				// client's end does not cancel: this one is.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				go func() {
+					select {
+					case <-sc.gone:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
 			up, err := p.dial(ctx, host, port)
 			if err != nil {
 				return nil, err
 			}
-			// The upstream connection is the client's: it ends with it.
-			if sc, ok := ctx.Value(servedKey{}).(*servedConn); ok {
-				return sc.attach(up), nil
+			// The upstream connection is the client's: it ends with it,
+			// and a response that sends nothing for ForwardIdle ends
+			// (the client's end is not seen while it has pipelined
+			// bytes unread).
+			if sc != nil {
+				return sc.attach(up, p.cfg.ForwardIdle), nil
 			}
-			return &stallConn{Conn: up, stall: p.cfg.WriteStall}, nil
+			return &stallConn{Conn: up, stall: p.cfg.WriteStall, idle: p.cfg.ForwardIdle}, nil
 		},
 		// One upstream connection per request, never shared between
 		// clients: each ends with the client that made it.
 		DisableKeepAlives:     true,
-		ResponseHeaderTimeout: 5 * time.Minute,
+		ResponseHeaderTimeout: cfg.ForwardIdle,
 	}
 	p.forward = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -227,7 +252,8 @@ func (l *servingListener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		sc := &servedConn{stallConn: stallConn{Conn: c, stall: l.p.cfg.WriteStall}, p: l.p, from: l}
+		sc := &servedConn{stallConn: stallConn{Conn: c, stall: l.p.cfg.WriteStall}, p: l.p, from: l,
+			attached: map[*stallConn]struct{}{}, gone: make(chan struct{})}
 		l.p.mu.Lock()
 		closed := l.p.closed
 		if !closed {
@@ -255,20 +281,28 @@ type servedConn struct {
 	once sync.Once
 
 	mu       sync.Mutex
-	attached []net.Conn
+	attached map[*stallConn]struct{}
 	closed   bool
+	gone     chan struct{} // closed with the connection: its dials end
 }
 
 // attach makes up end with c (closed at once if c is), and returns it
-// with its writes bounded, and closing c when they stall.
-func (c *servedConn) attach(up net.Conn) net.Conn {
-	sup := &stallConn{Conn: up, stall: c.stall, onStall: func() { c.Close() }}
+// with its writes bounded (a stall closes c too) and, with idle, its
+// reads: a forwarded response that sends nothing for idle ends. Closed,
+// it is c's no more.
+func (c *servedConn) attach(up net.Conn, idle time.Duration) net.Conn {
+	sup := &stallConn{Conn: up, stall: c.stall, idle: idle, onStall: func() { c.Close() }}
+	sup.onClose = func() {
+		c.mu.Lock()
+		delete(c.attached, sup)
+		c.mu.Unlock()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		up.Close()
 	} else {
-		c.attached = append(c.attached, up)
+		c.attached[sup] = struct{}{}
 	}
 	return sup
 }
@@ -278,9 +312,12 @@ func (c *servedConn) Close() error {
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.closed = true
-		up := c.attached
-		c.attached = nil
+		var up []*stallConn
+		for u := range c.attached {
+			up = append(up, u)
+		}
 		c.mu.Unlock()
+		close(c.gone)
 		for _, u := range up {
 			u.Close()
 		}
@@ -293,11 +330,29 @@ func (c *servedConn) Close() error {
 }
 
 // A stallConn closes itself (and calls onStall) when a write makes no
-// progress for stall.
+// progress for stall, and, with idle, ends a read that gets nothing for
+// idle.
 type stallConn struct {
 	net.Conn
 	stall   time.Duration
+	idle    time.Duration
 	onStall func()
+	onClose func()
+}
+
+func (c *stallConn) Read(b []byte) (int, error) {
+	if c.idle > 0 {
+		c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *stallConn) Close() error {
+	err := c.Conn.Close()
+	if c.onClose != nil {
+		c.onClose()
+	}
+	return err
 }
 
 func (c *stallConn) Write(b []byte) (int, error) {
@@ -650,7 +705,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sc, ok := conn.(*servedConn); ok {
-		up = sc.attach(up) // ends with the client's connection
+		up = sc.attach(up, 0) // ends with the client's connection
 	}
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		conn.Close()
@@ -669,9 +724,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
 	// Each direction, once its source has ended, ends its destination's
-	// writing half and gives the other direction TunnelLinger more.
-	go p.pipe(up, brw.Reader, done)
-	go p.pipe(conn, up, done)
+	// writing half; from then on the other direction ends once it gets
+	// nothing for TunnelLinger.
+	var toUp, toClient atomic.Bool // lingering: their reads have an idle bound
+	go p.pipe(up, brw.Reader, conn, &toUp, &toClient, done)
+	go p.pipe(conn, up, up, &toClient, &toUp, done)
 	go func() {
 		<-done
 		<-done
@@ -683,17 +740,33 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// pipe copies src to dst; then it ends dst's writing half, and gives
-// the other direction, which reads from dst, TunnelLinger more.
-func (p *Proxy) pipe(dst net.Conn, src io.Reader, done chan<- struct{}) {
+// pipe copies src (read from srcConn) to dst. Once lingering is set, each
+// read may wait TunnelLinger at most. At src's end it ends dst's writing
+// half and sets the other direction (which reads from dst) lingering.
+func (p *Proxy) pipe(dst net.Conn, src io.Reader, srcConn net.Conn, lingering, other *atomic.Bool, done chan<- struct{}) {
 	defer p.wg.Done()
-	io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		if lingering.Load() {
+			srcConn.SetReadDeadline(time.Now().Add(p.cfg.TunnelLinger))
+		}
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	} else {
 		dst.Close()
 	}
-	dst.SetReadDeadline(time.Now().Add(p.cfg.TunnelLinger))
+	other.Store(true)
+	dst.SetReadDeadline(time.Now().Add(p.cfg.TunnelLinger)) // a read waiting now
 	done <- struct{}{}
 }
 

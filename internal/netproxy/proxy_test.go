@@ -735,3 +735,150 @@ func TestWriteStallSparesTheSlow(t *testing.T) {
 		t.Fatal("a stalled write did not close the connection")
 	}
 }
+
+// A client that half-closes and then reads a long download gets all of
+// it: the linger bounds a silence, not the rest of the tunnel.
+func TestTunnelLingerIsAnIdleBound(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(io.Discard, c) // the request, to the client's half-close
+		for i := 0; i < 15; i++ {
+			time.Sleep(100 * time.Millisecond)
+			c.Write(make([]byte, 1024))
+		}
+	}()
+	_, addr := serve(t, Config{Allow: rules(t, l.Addr().String()), TunnelLinger: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", l.Addr())
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	io.WriteString(c, "request")
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, _ := io.Copy(io.Discard, br)
+	if n != 15*1024 {
+		t.Errorf("after a half-close, the download gave %d bytes of %d", n, 15*1024)
+	}
+}
+
+// A forwarded request whose client has gone ends, though the client left
+// pipelined bytes behind (which hide its end from the server) and the
+// upstream went silent after its headers; and a dial in flight when the
+// client goes ends with it.
+func TestForwardedEndsWithTheClient(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				http.ReadRequest(bufio.NewReader(c))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nx") // then silence
+				time.Sleep(time.Minute)
+			}()
+		}
+	}()
+	var dialing atomic.Int32
+	lookup := func(ctx context.Context, name string) ([]netip.Addr, error) {
+		dialing.Add(1)
+		defer dialing.Add(-1)
+		<-ctx.Done() // a lookup that never answers
+		return nil, ctx.Err()
+	}
+	p, addr := serve(t, Config{Allow: rules(t, l.Addr().String(), "slow.test"), Lookup: lookup, ForwardIdle: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n%s", l.Addr(), l.Addr(), strings.Repeat("x", 16<<10))
+	time.Sleep(200 * time.Millisecond)
+	c.Close()
+	for i := 0; i < 20; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET http://slow.test/ HTTP/1.1\r\nHost: slow.test\r\n\r\n")
+		defer c.Close()
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if cond() {
+				return
+			}
+		}
+		t.Errorf("5 s on: %s", what)
+	}
+	conns := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.conns)
+	}
+	waitFor("20 lookups in flight", func() bool { return dialing.Load() == 20 })
+	// The first, whose upstream went silent, has ended: only the slow
+	// ones are left.
+	waitFor("the forwarded request of a client that has gone is still served", func() bool { return conns() == 20 })
+	// The slow ones' clients go: their lookups end with them.
+	p.closeConns(nil)
+	waitFor("the lookups of clients that have gone still run", func() bool { return dialing.Load() == 0 })
+	waitFor("connections are left", func() bool { return conns() == 0 })
+}
+
+// One client connection that sends request after request keeps no
+// record of the upstream connections that have ended.
+func TestAttachedDoesNotGrow(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	p, addr := serve(t, Config{Allow: rules(t, u.Host)})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, u.Host)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	p.mu.Lock()
+	var n int
+	for sc := range p.conns {
+		sc.mu.Lock()
+		n += len(sc.attached)
+		sc.mu.Unlock()
+	}
+	p.mu.Unlock()
+	if n > 1 {
+		t.Errorf("after 50 requests on one connection, %d upstream connections are still attached to it", n)
+	}
+}
