@@ -149,9 +149,18 @@ func New(cfg Config) *Proxy {
 			// (the client's end is not seen while it has pipelined
 			// bytes unread).
 			if sc != nil {
-				return sc.attach(up, p.cfg.ForwardIdle), nil
+				sup := sc.attach(up, p.cfg.ForwardIdle).(*stallConn)
+				if h, ok := ctx.Value(upstreamKey{}).(*upstreamHolder); ok {
+					h.set(sup)
+				}
+				return sup, nil
 			}
-			return &stallConn{Conn: up, stall: p.cfg.WriteStall, idle: p.cfg.ForwardIdle}, nil
+			sup := &stallConn{Conn: up, stall: p.cfg.WriteStall}
+			sup.idle.Store(int64(p.cfg.ForwardIdle))
+			if h, ok := ctx.Value(upstreamKey{}).(*upstreamHolder); ok {
+				h.set(sup)
+			}
+			return sup, nil
 		},
 		// One upstream connection per request, never shared between
 		// clients: each ends with the client that made it.
@@ -166,6 +175,15 @@ func New(cfg Config) *Proxy {
 		Transport:    p.transport,
 		ErrorLog:     log.New(io.Discard, "", 0),
 		ErrorHandler: p.forwardError,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusSwitchingProtocols {
+				// Upgraded: a tunnel now, whose silences are its own.
+				if h, ok := resp.Request.Context().Value(upstreamKey{}).(*upstreamHolder); ok {
+					h.noIdle()
+				}
+			}
+			return nil
+		},
 	}
 	p.srv = &http.Server{
 		Handler: p,
@@ -271,6 +289,30 @@ func (l *servingListener) Accept() (net.Conn, error) {
 // servedKey is the context key of the request's servedConn.
 type servedKey struct{}
 
+// upstreamKey is the context key of a forwarded request's upstreamHolder:
+// the upstream connection dialed for it, which an upgrade frees of its
+// idle bound.
+type upstreamKey struct{}
+
+type upstreamHolder struct {
+	mu   sync.Mutex
+	conn *stallConn
+}
+
+func (h *upstreamHolder) set(c *stallConn) {
+	h.mu.Lock()
+	h.conn = c
+	h.mu.Unlock()
+}
+
+func (h *upstreamHolder) noIdle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn != nil {
+		h.conn.noIdle()
+	}
+}
+
 // A servedConn is a client's connection: its writes may stall for
 // WriteStall at most, it closes the upstream connections attached to
 // it when it closes, and then gives its slot back.
@@ -291,7 +333,8 @@ type servedConn struct {
 // reads: a forwarded response that sends nothing for idle ends. Closed,
 // it is c's no more.
 func (c *servedConn) attach(up net.Conn, idle time.Duration) net.Conn {
-	sup := &stallConn{Conn: up, stall: c.stall, idle: idle, onStall: func() { c.Close() }}
+	sup := &stallConn{Conn: up, stall: c.stall, onStall: func() { c.Close() }}
+	sup.idle.Store(int64(idle))
 	sup.onClose = func() {
 		c.mu.Lock()
 		delete(c.attached, sup)
@@ -334,17 +377,36 @@ func (c *servedConn) Close() error {
 // idle.
 type stallConn struct {
 	net.Conn
-	stall   time.Duration
-	idle    time.Duration
-	onStall func()
-	onClose func()
+	stall     time.Duration
+	idle      atomic.Int64 // nanoseconds; 0: reads wait as long as they must
+	lastWrite atomic.Int64 // unix nanoseconds of the last write's progress
+	onStall   func()
+	onClose   func()
 }
 
+// Read waits idle at most while nothing is written either: a request
+// still being sent (a slow upload) keeps its response's wait going.
 func (c *stallConn) Read(b []byte) (int, error) {
-	if c.idle > 0 {
-		c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	for {
+		idle := time.Duration(c.idle.Load())
+		if idle <= 0 {
+			// No bound of ours: the deadlines others set (the server's,
+			// a tunnel's linger) are theirs.
+			return c.Conn.Read(b)
+		}
+		c.Conn.SetReadDeadline(time.Now().Add(idle))
+		n, err := c.Conn.Read(b)
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && time.Since(time.Unix(0, c.lastWrite.Load())) < idle {
+			continue
+		}
+		return n, err
 	}
-	return c.Conn.Read(b)
+}
+
+// noIdle lifts the idle bound: an upgraded connection is a tunnel.
+func (c *stallConn) noIdle() {
+	c.idle.Store(0)
+	c.Conn.SetReadDeadline(time.Time{})
 }
 
 func (c *stallConn) Close() error {
@@ -361,6 +423,9 @@ func (c *stallConn) Write(b []byte) (int, error) {
 		c.Conn.SetWriteDeadline(time.Now().Add(c.stall))
 		n, err := c.Conn.Write(b[done:])
 		done += n
+		if n > 0 {
+			c.lastWrite.Store(time.Now().UnixNano())
+		}
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 			return done, err
 		}
@@ -501,7 +566,9 @@ func (p *Proxy) dial(ctx context.Context, host string, port uint16) (net.Conn, e
 	}
 	addrs := []netip.Addr{addr}
 	if name != "" {
-		found, err := p.cfg.Lookup(ctx, name)
+		lctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+		found, err := p.cfg.Lookup(lctx, name)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("cannot resolve %s: %w", name, err)
 		}
@@ -644,7 +711,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "wsh's proxy: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	p.forward.ServeHTTP(w, r)
+	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, &upstreamHolder{})))
 }
 
 // forwardError answers a forwarded request that could not be sent.

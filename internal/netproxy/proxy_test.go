@@ -882,3 +882,72 @@ func TestAttachedDoesNotGrow(t *testing.T) {
 		t.Errorf("after 50 requests on one connection, %d upstream connections are still attached to it", n)
 	}
 }
+
+// A forwarded request's idle bound is a silence of both directions: a
+// slow upload whose server answers at its end is not cut, nor is an
+// upgraded connection that is idle, nor a lookup bounded by anything but
+// DialTimeout.
+func TestForwardIdleSparesTheLive(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") == "test" {
+			c, brw, _ := w.(http.Hijacker).Hijack()
+			defer c.Close()
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+			line, _ := brw.ReadString('\n') // after the client's silence
+			io.WriteString(c, "echo "+line)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "got %d", len(b))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	_, addr := serve(t, Config{Allow: rules(t, u.Host, "never.test"), ForwardIdle: 300 * time.Millisecond, DialTimeout: 300 * time.Millisecond,
+		Lookup: func(ctx context.Context, _ string) ([]netip.Addr, error) { <-ctx.Done(); return nil, ctx.Err() }})
+
+	// The upload: a byte every 120 ms, 12 bytes, some 1.4 s.
+	pr, pw := io.Pipe()
+	go func() {
+		for i := 0; i < 12; i++ {
+			time.Sleep(120 * time.Millisecond)
+			pw.Write([]byte("x"))
+		}
+		pw.Close()
+	}()
+	pu, _ := url.Parse("http://" + addr)
+	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}, Timeout: 10 * time.Second}
+	defer cl.CloseIdleConnections()
+	resp, err := cl.Post(srv.URL+"/up", "text/plain", pr)
+	if err != nil {
+		t.Fatalf("the slow upload: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "got 12" {
+		t.Errorf("the slow upload: %d %q, want it whole", resp.StatusCode, b)
+	}
+
+	// The upgraded connection, idle for 1 s.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s/ws HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n", srv.URL, u.Host)
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("the upgrade: %v %v", resp, err)
+	}
+	time.Sleep(time.Second)
+	io.WriteString(c, "ping\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := br.ReadString('\n'); line != "echo ping\n" {
+		t.Errorf("the upgraded connection after 1 s idle: %q %v, want the echo", line, err)
+	}
+
+	// A lookup that never answers ends after DialTimeout.
+	start := time.Now()
+	if st, _, _ := tunnel(t, addr, "never.test:443"); !strings.HasPrefix(st, "502") || time.Since(start) > 3*time.Second {
+		t.Errorf("a lookup that never answers: %q after %v, want a 502 within DialTimeout", st, time.Since(start))
+	}
+}
