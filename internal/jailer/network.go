@@ -174,21 +174,12 @@ func (j *Jailer) jailEnv(env []string, rung proto.Rung) []string {
 	for _, k := range noProxyVars {
 		out = append(out, k+"=localhost,127.0.0.1,::1")
 	}
-	if j.cfg.Network == config.NetworkNone && !hasVar(env, "PIP_RETRIES") {
+	if _, set := lookupEnvOK(env, "PIP_RETRIES"); j.cfg.Network == config.NetworkNone && !set {
 		// pip retries a refused tunnel five times, for about ten
 		// seconds; with no network there is nothing to retry.
 		out = append(out, "PIP_RETRIES=0")
 	}
 	return out
-}
-
-func hasVar(env []string, name string) bool {
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k == name {
-			return true
-		}
-	}
-	return false
 }
 
 // A bridge is a jail's way to the proxy: the init listens in the jail's
