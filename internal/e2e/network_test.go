@@ -78,6 +78,37 @@ func line(out, key string) string {
 	return "(no line " + key + ")"
 }
 
+// wantLines checks the lines "key value" of out.
+func wantLines(t *testing.T, out string, want []struct{ key, want string }) {
+	t.Helper()
+	for _, c := range want {
+		if got := line(out, c.key); got != c.want {
+			t.Errorf("%s: %q, want %q", c.key, got, c.want)
+		}
+	}
+}
+
+// proxyCurls reaches the host's loopback server P1 through the proxy,
+// forwarded and tunnelled, asks for P2, and tries P1 past the proxy.
+const proxyCurls = `
+echo forward $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P1/f)
+echo tunnel $(curl -sS --noproxy '' -p -w ' %{http_code}' http://127.0.0.1:P1/t)
+echo refused $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P2/r)
+curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
+`
+
+// checkHits checks what reached the servers since h1 and h2: the
+// forwarded and the tunnelled request, and nothing of the other.
+func checkHits(t *testing.T, one, two *hostServer, h1, h2 int32) {
+	t.Helper()
+	if n := one.hits.Load() - h1; n != 2 {
+		t.Errorf("the allowed server got %d requests, want the forwarded one and the tunnelled one", n)
+	}
+	if n := two.hits.Load() - h2; n != 0 {
+		t.Errorf("the server of no entry got %d requests", n)
+	}
+}
+
 // connectPy connects to argv[1]:argv[2] once and prints "connected" or the
 // errno's name.
 const connectPy = `python3 -c '
@@ -98,16 +129,11 @@ func TestProxyAllowlist(t *testing.T) {
 	one, two := newHostServer(t, "one"), newHostServer(t, "two")
 	hostIP := hostAddress(t)
 	p1, p2 := strconv.Itoa(one.port), strconv.Itoa(two.port)
-	script := strings.NewReplacer("P1", p1, "P2", p2, "HOSTIP", hostIP).Replace(`
-echo forward $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P1/f)
-echo tunnel $(curl -sS --noproxy '' -p -w ' %{http_code}' http://127.0.0.1:P1/t)
-s=$(date +%s%N)
+	script := strings.NewReplacer("P1", p1, "P2", p2, "HOSTIP", hostIP).Replace(`s=$(date +%s%N)` + proxyCurls + `
 curl -sS --noproxy '' -D - -o /dev/null http://127.0.0.1:P2/r | tr -d '\r' | sed -n 's/^X-Wsh-Proxy: /header /p'
-echo refused $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P2/r)
 curl -sS --noproxy '' -p http://127.0.0.1:P2/t 2>/dev/null; echo tunnel-refused $?
 e=$(date +%s%N)
 echo ms $(( (e - s) / 1000000 ))
-curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
 echo raw-loopback $(` + connectPy + `127.0.0.1 P1)
 echo raw-host $(` + connectPy + `HOSTIP P1)
 echo by-name $(curl -sS --noproxy '' -w ' %{http_code}' http://localhost:P2/n)
@@ -124,7 +150,7 @@ echo links $(ls /sys/class/net)
 					t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
 				}
 				blocked := "blocked by wsh: 127.0.0.1:" + p2 + " is not in WSH_ALLOW_HOSTS"
-				for _, c := range []struct{ key, want string }{
+				wantLines(t, r.stdout, []struct{ key, want string }{
 					{"forward", "one /f 200"},
 					{"tunnel", "one /t 200"},
 					{"header", "blocked; host=127.0.0.1:" + p2},
@@ -135,20 +161,11 @@ echo links $(ls /sys/class/net)
 					{"raw-host", "ENETUNREACH"},
 					{"by-name", "blocked by wsh: localhost resolves to 127.0.0.1 (a loopback address); such an address is allowed only by an entry of WSH_ALLOW_HOSTS that names it 403"},
 					{"links", "lo"},
-				} {
-					if got := line(r.stdout, c.key); got != c.want {
-						t.Errorf("%s: %q, want %q", c.key, got, c.want)
-					}
-				}
+				})
 				if ms, err := strconv.Atoi(line(r.stdout, "ms")); err != nil || ms > 2000 {
-					t.Errorf("three refusals took %q ms, want them at once (under 2 s)", line(r.stdout, "ms"))
+					t.Errorf("the requests, four of them refused, took %q ms, want them at once (under 2 s)", line(r.stdout, "ms"))
 				}
-				if n := one.hits.Load() - h1; n != 2 {
-					t.Errorf("the allowed server got %d requests, want the forwarded one and the tunnelled one", n)
-				}
-				if n := two.hits.Load() - h2; n != 0 {
-					t.Errorf("the server of no entry got %d requests", n)
-				}
+				checkHits(t, one, two, h1, h2)
 				said := "wsh: the proxy refused a command: " + strings.TrimPrefix(blocked, "blocked by wsh: ")
 				if n := strings.Count(r.stderr, said); n != 1 {
 					t.Errorf("stderr says %q %d times, want once:\n%s", said, n, r.stderr)
@@ -299,12 +316,7 @@ func TestLadderProxy(t *testing.T) {
 	one, two := newHostServer(t, "one"), newHostServer(t, "two")
 	hostIP := hostAddress(t)
 	p1, p2 := strconv.Itoa(one.port), strconv.Itoa(two.port)
-	script := strings.NewReplacer("P1", p1, "P2", p2, "HOSTIP", hostIP).Replace(`
-echo forward $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P1/f)
-echo tunnel $(curl -sS --noproxy '' -p -w ' %{http_code}' http://127.0.0.1:P1/t)
-echo refused $(curl -sS --noproxy '' -w ' %{http_code}' http://127.0.0.1:P2/r)
-curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
-` + socketsPy + "P2 HOSTIP\n")
+	script := strings.NewReplacer("P1", p1, "P2", p2, "HOSTIP", hostIP).Replace(proxyCurls + socketsPy + "P2 HOSTIP\n")
 	for _, u := range users {
 		for _, mode := range []string{"1", "7"} {
 			t.Run(u.name+"/mode"+mode, func(t *testing.T) {
@@ -314,7 +326,7 @@ curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
 				if r.status != 0 {
 					t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
 				}
-				for _, c := range []struct{ key, want string }{
+				wantLines(t, r.stdout, []struct{ key, want string }{
 					{"forward", "one /f 200"},
 					{"tunnel", "one /t 200"},
 					{"refused", "blocked by wsh: 127.0.0.1:" + p2 + " is not in WSH_ALLOW_HOSTS 403"},
@@ -326,17 +338,8 @@ curl -sS --noproxy '*' http://127.0.0.1:P1/b 2>/dev/null; echo bypass $?
 					{"connect-proxy", "ok"},
 					{"connect-server", "EACCES"},
 					{"connect-host", "EACCES"},
-				} {
-					if got := line(r.stdout, c.key); got != c.want {
-						t.Errorf("%s: %q, want %q", c.key, got, c.want)
-					}
-				}
-				if n := one.hits.Load() - h1; n != 2 {
-					t.Errorf("the allowed server got %d requests, want the forwarded one and the tunnelled one", n)
-				}
-				if n := two.hits.Load() - h2; n != 0 {
-					t.Errorf("the server of no entry got %d requests", n)
-				}
+				})
+				checkHits(t, one, two, h1, h2)
 				if !regexp.MustCompile(`commands run on the landlock rung.*with WSH_NETWORK=proxy, commands reach the proxy on the host's loopback \(127\.0\.0\.1:\d+\).*port \d+ on any other address is in reach too`).MatchString(r.stderr) {
 					t.Errorf("the warning does not say what of the proxy holds on the landlock rung:\n%s", r.stderr)
 				}
