@@ -384,21 +384,8 @@ func TestLoad(t *testing.T) {
 
 // A tunnel open when the proxy closes is ended, not left.
 func TestCloseEndsTunnels(t *testing.T) {
-	ul, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ul.Close()
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, c) // never answers, never closes
-		}
-	}()
-	p := New(Config{Allow: rules(t, ul.Addr().String())})
+	up := acceptEach(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // never answers, never closes
+	p := New(Config{Allow: rules(t, up)})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go p.Serve(l)
 	c, err := net.Dial("tcp", l.Addr().String())
@@ -406,7 +393,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", ul.Addr())
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", up)
 	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("CONNECT: %v %v", resp, err)
@@ -424,39 +411,47 @@ func TestCloseEndsTunnels(t *testing.T) {
 	}
 }
 
-// neverCloses is a server that accepts, answers the first bytes of an
-// upgrade with 101 if asked, and never closes a connection. It returns
-// its address and a channel that gets each connection's end.
-func neverCloses(t *testing.T, upgrade bool) (string, <-chan error) {
+// acceptEach is a server on loopback that runs handle on a goroutine of
+// its own for each connection, until the test ends. It returns its
+// address.
+func acceptEach(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	ended := make(chan error, 16)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
-				br := bufio.NewReader(c)
-				if upgrade {
-					if _, err := http.ReadRequest(br); err != nil {
-						ended <- err
-						return
-					}
-					io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
-				}
-				_, err := io.Copy(io.Discard, br) // until the proxy closes it
-				ended <- err
-				c.Close()
-			}()
+			go handle(c)
 		}
 	}()
-	return l.Addr().String(), ended
+	return l.Addr().String()
+}
+
+// neverCloses is a server that accepts, answers the first bytes of an
+// upgrade with 101 if asked, and never closes a connection. It returns
+// its address and a channel that gets each connection's end.
+func neverCloses(t *testing.T, upgrade bool) (string, <-chan error) {
+	t.Helper()
+	ended := make(chan error, 16)
+	return acceptEach(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		if upgrade {
+			if _, err := http.ReadRequest(br); err != nil {
+				ended <- err
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n")
+		}
+		_, err := io.Copy(io.Discard, br) // until the proxy closes it
+		ended <- err
+		c.Close()
+	}), ended
 }
 
 // A listener Serve was given, once closed (the jail has ended), takes its
@@ -517,33 +512,21 @@ func TestServeEndsItsConnections(t *testing.T) {
 // sends nor closes: nothing of it is left in the proxy.
 func TestTunnelLingersNotForEver(t *testing.T) {
 	// A server that reads to EOF and then holds the connection, open.
-	ul, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var held []net.Conn
 	var heldMu sync.Mutex
 	t.Cleanup(func() {
-		ul.Close()
 		heldMu.Lock()
 		for _, c := range held {
 			c.Close()
 		}
 		heldMu.Unlock()
 	})
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			heldMu.Lock()
-			held = append(held, c)
-			heldMu.Unlock()
-			go io.Copy(io.Discard, c)
-		}
-	}()
-	tun := ul.Addr().String()
+	tun := acceptEach(t, func(c net.Conn) {
+		heldMu.Lock()
+		held = append(held, c)
+		heldMu.Unlock()
+		io.Copy(io.Discard, c)
+	})
 	p, addr := serve(t, Config{Allow: rules(t, tun), TunnelLinger: 200 * time.Millisecond})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -616,28 +599,14 @@ func TestMaxConns(t *testing.T) {
 // finds it once told to look (look is closed).
 func notReading(t *testing.T) (addr string, look chan struct{}, ended chan error) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	look, ended = make(chan struct{}), make(chan error, 16)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				<-look
-				c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				_, err := io.Copy(io.Discard, c) // nil: EOF, the proxy closed it
-				ended <- err
-			}()
-		}
-	}()
-	return l.Addr().String(), look, ended
+	return acceptEach(t, func(c net.Conn) {
+		defer c.Close()
+		<-look
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := io.Copy(io.Discard, c) // nil: EOF, the proxy closed it
+		ended <- err
+	}), look, ended
 }
 
 // A peer that stops reading holds nothing for ever: a tunnel and a
@@ -781,25 +750,12 @@ func TestTunnelLingerIsAnIdleBound(t *testing.T) {
 // upstream went silent after its headers; and a dial in flight when the
 // client goes ends with it.
 func TestForwardedEndsWithTheClient(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				http.ReadRequest(bufio.NewReader(c))
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nx") // then silence
-				time.Sleep(time.Minute)
-			}()
-		}
-	}()
+	up := acceptEach(t, func(c net.Conn) {
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nx") // then silence
+		time.Sleep(time.Minute)
+	})
 	var dialing atomic.Int32
 	lookup := func(ctx context.Context, name string) ([]netip.Addr, error) {
 		dialing.Add(1)
@@ -807,12 +763,12 @@ func TestForwardedEndsWithTheClient(t *testing.T) {
 		<-ctx.Done() // a lookup that never answers
 		return nil, ctx.Err()
 	}
-	p, addr := serve(t, Config{Allow: rules(t, l.Addr().String(), "slow.test"), Lookup: lookup, ForwardIdle: 300 * time.Millisecond})
+	p, addr := serve(t, Config{Allow: rules(t, up, "slow.test"), Lookup: lookup, ForwardIdle: 300 * time.Millisecond})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n%s", l.Addr(), l.Addr(), strings.Repeat("x", 16<<10))
+	fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n%s", up, up, strings.Repeat("x", 16<<10))
 	time.Sleep(200 * time.Millisecond)
 	c.Close()
 	for i := 0; i < 20; i++ {
