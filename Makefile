@@ -10,7 +10,7 @@ BIN := bin/wsh
 # itself (docs/performance.md). libseccomp-dev ships libseccomp.a. The e2e
 # tests and internal/bench/run.sh build with the same script.
 
-.PHONY: all deps build demo test vet bench clean
+.PHONY: all deps test-deps build demo test vet bench clean
 
 all: build
 
@@ -40,9 +40,12 @@ vet: deps
 # of its own that embeds wsh as an agent's tool runner does.
 # The jail's e2e suites run a second time with a jail per command
 # (WSH_JAIL=command): the default is a session, one jail per run.
-E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession)
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC)
 
-test: deps vet
+test-deps:
+	@sh scripts/deps.sh test
+
+test: test-deps vet
 	$(GO) test -count=1 -v ./...
 	E2E_WSH_JAIL=command $(GO) test -count=1 -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
 	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"io"
 	"sync/atomic"
 
@@ -15,6 +16,11 @@ type engine interface {
 	status() Status
 	writable() []string
 	blocked() []Blocked
+	// startRun gives a Run its context, and what maps the Run's error
+	// when it is over (a run ended by a command refused under
+	// WSH_REQUIRE_SANDBOX: 126).
+	startRun(ctx context.Context) (context.Context, func(error) error)
+	interrupt() bool
 }
 
 // warnedProcess is set once the one warning was said on a Runner's stderr

@@ -3,6 +3,7 @@
 package shell
 
 import (
+	"context"
 	"os"
 
 	"mvdan.cc/sh/v3/interp"
@@ -33,7 +34,12 @@ func (e jailEngine) newInterp(environ, params []string, opts ...interp.RunnerOpt
 	return e.j.NewInterp(environ, params, opts...)
 }
 
-func (e jailEngine) close() error       { return e.j.Close() }
+func (e jailEngine) close() error    { return e.j.Close() }
+func (e jailEngine) interrupt() bool { return e.j.Interrupt() }
+
+func (e jailEngine) startRun(ctx context.Context) (context.Context, func(error) error) {
+	return e.j.StartRun(ctx)
+}
 func (e jailEngine) writable() []string { return e.j.Writable() }
 
 func (e jailEngine) blocked() []Blocked {

@@ -88,3 +88,11 @@ func (e *plainEngine) status() Status {
 func DefaultProtected() []string { return nil }
 
 func (e *plainEngine) blocked() []Blocked { return nil }
+
+func (e *plainEngine) startRun(ctx context.Context) (context.Context, func(error) error) {
+	return ctx, func(err error) error { return err }
+}
+
+// interrupt: mvdan.cc/sh's own exec handler runs commands here, which
+// has no way to signal them.
+func (e *plainEngine) interrupt() bool { return false }

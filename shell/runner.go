@@ -14,6 +14,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
+	"wsh/internal/job"
+	"wsh/internal/proto"
 )
 
 // A Runner runs scripts; every external command runs in the jail.
@@ -233,8 +235,45 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	r.running++
 	r.mu.Unlock()
 	defer r.endRun()
-	return r.interp.Run(ctx, file)
+	job.MarkBackground(file)
+	ctx, end := r.engine.startRun(ctx)
+	err = end(r.interp.Run(ctx, file))
+	if errors.Is(err, proto.ErrInterrupted) {
+		return interruptedError{}
+	}
+	return err
 }
+
+// ErrInterrupted is Run's error when Interrupt ended the script: its
+// foreground command died of the SIGINT. It is also an
+// interp.ExitStatus(130) (errors.As), bash's status for it.
+var ErrInterrupted = proto.ErrInterrupted
+
+type interruptedError struct{}
+
+func (interruptedError) Error() string { return "interrupted" }
+
+func (interruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+func (interruptedError) As(target any) bool {
+	if es, ok := target.(*interp.ExitStatus); ok {
+		*es = 130
+		return true
+	}
+	return false
+}
+
+// Interrupt does what a terminal's Ctrl-C does to the script a Run is
+// running: it sends SIGINT to the process group of each external command
+// of the foreground running now (not to those of background jobs, which
+// bash starts with SIGINT ignored), and reports whether there was one. As
+// in bash, a script whose foreground command died of it ends, and Run
+// returns ErrInterrupted; one whose command handled it and exited goes
+// on. With no command running it does nothing and returns false: a caller
+// that wants the script to stop then cancels the Run's context, as bash
+// stops on a SIGINT between commands. Where wsh has no jail (not Linux,
+// no cgo), it has no way to reach the commands, and returns false.
+func (r *Runner) Interrupt() bool { return r.engine.interrupt() }
 
 func (r *Runner) endRun() {
 	r.mu.Lock()

@@ -77,32 +77,40 @@ func parseArgs(args []string) (*invocation, error) {
 
 // Main runs wsh with args (without argv[0]) and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	status, _ := run(args, stdin, stdout, stderr)
+	return status
+}
+
+// run is Main, and the signal that wsh is to die of, as bash dies of
+// the SIGINT that ended its script (so that a shell that runs wsh stops
+// its own script too), if any.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, syscall.Signal) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
 		fmt.Fprintln(stdout, usage)
-		return 0
+		return 0, 0
 	}
 	if len(args) > 0 && args[0] == "version" {
-		return printVersion(args[1:], stdout, stderr)
+		return printVersion(args[1:], stdout, stderr), 0
 	}
 	if len(args) > 0 && args[0] == "doctor" {
-		return doctor(args[1:], stdout, stderr)
+		return doctor(args[1:], stdout, stderr), 0
 	}
 	if len(args) > 0 && args[0] == "home" {
-		return home(args[1:], stdout, stderr)
+		return home(args[1:], stdout, stderr), 0
 	}
 	inv, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "wsh: %v\n%s\n", err, usage)
-		return 2
+		return 2, 0
 	}
 	if inv.command && len(inv.operands) == 0 {
 		fmt.Fprintf(stderr, "wsh: -c: option requires an argument\n%s\n", usage)
-		return 2
+		return 2, 0
 	}
 	script, name, params, serr := source(inv, stdin)
 	if serr != nil {
 		fmt.Fprintf(stderr, "wsh: %v\n", serr)
-		return serr.status
+		return serr.status, 0
 	}
 	defer script.Close()
 	opts := append(inv.opts, "--")
@@ -112,13 +120,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		shell.Name(name.dollar0),
 	)
 	if err != nil {
-		return configError(stderr, err)
+		return configError(stderr, err), 0
 	}
 	defer r.Close()
-	ctx, sig := signalContext()
+	ctx, sig := signalContext(r.Interrupt)
 	defer sig.stop()
 	err = r.RunReader(ctx, script, name.file)
-	return status(stderr, err, sig)
+	st := status(stderr, err, sig)
+	if sg := sig.received(); sg != 0 {
+		return st, sg
+	}
+	if errors.Is(err, shell.ErrInterrupted) {
+		return st, syscall.SIGINT
+	}
+	return st, 0
 }
 
 type scriptName struct{ file, dollar0 string }
@@ -211,6 +226,10 @@ func status(stderr io.Writer, err error, sig *signalCtx) int {
 	if err == nil {
 		return 0
 	}
+	if errors.Is(err, shell.ErrInterrupted) {
+		// Its foreground command died of the SIGINT: so does wsh.
+		return proto.SignalStatus(syscall.SIGINT)
+	}
 	if es, ok := errors.AsType[interp.ExitStatus](err); ok {
 		return int(es)
 	}
@@ -223,33 +242,46 @@ func status(stderr io.Writer, err error, sig *signalCtx) int {
 	return 1
 }
 
-// signalCtx cancels the script's context on SIGINT or SIGTERM, which stops
-// the running commands (jailed ones get SIGTERM, then SIGKILL). A SIGINT
-// that wsh was started with ignored (a background job of a shell script)
-// stays ignored, in wsh and in its commands, as in a shell.
+// signalCtx is wsh's part in the signals a shell gets. SIGINT (a
+// terminal's Ctrl-C) goes on to the foreground command as SIGINT
+// (shell.Runner.Interrupt), and the script ends or goes on by bash's rule;
+// with no command running, it stops the script. SIGTERM and SIGHUP stop
+// the script and its commands (jailed ones get SIGTERM, then SIGKILL),
+// and wsh dies of the signal. A SIGINT that wsh was started with ignored
+// (a background job of a shell script) stays ignored, in wsh and in its
+// commands, as in a shell; so does SIGHUP (nohup).
 type signalCtx struct {
 	ch     chan os.Signal
 	cancel context.CancelFunc
 	got    chan syscall.Signal
 }
 
-func signalContext() (context.Context, *signalCtx) {
+func signalContext(interrupt func() bool) (context.Context, *signalCtx) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &signalCtx{ch: make(chan os.Signal, 1), cancel: cancel, got: make(chan syscall.Signal, 1)}
+	s := &signalCtx{ch: make(chan os.Signal, 4), cancel: cancel, got: make(chan syscall.Signal, 1)}
 	sigs := []os.Signal{syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGINT) {
-		sigs = append(sigs, syscall.SIGINT)
+	for _, sg := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(sg) {
+			sigs = append(sigs, sg)
+		}
 	}
 	signal.Notify(s.ch, sigs...)
 	go func() {
-		if sg, ok := <-s.ch; ok {
-			s.got <- sg.(syscall.Signal)
+		for sg := range s.ch {
+			if sg == syscall.SIGINT && interrupt() {
+				continue // the foreground command has it
+			}
+			select {
+			case s.got <- sg.(syscall.Signal):
+			default: // the first one is what wsh dies of
+			}
 			cancel()
 		}
 	}()
 	return ctx, s
 }
 
+// received is the signal that stopped the script, if one did.
 func (s *signalCtx) received() syscall.Signal {
 	select {
 	case sg := <-s.got:

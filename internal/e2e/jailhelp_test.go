@@ -101,11 +101,16 @@ type started struct {
 // startWsh starts `wsh -c script` as u in dir.
 func startWsh(t *testing.T, u user, dir string, env []string, script string) *started {
 	t.Helper()
+	return startCmd(t, wshCmd(context.Background(), u, dir, env, "-c", script))
+}
+
+// startCmd starts cmd (wsh, or the hostile harness that becomes wsh).
+func startCmd(t *testing.T, cmd *exec.Cmd) *started {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := wshCmd(context.Background(), u, dir, env, "-c", script)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()
 	pw.Close()
@@ -167,8 +172,8 @@ func (s *started) waitLine(t *testing.T, want string) {
 	}
 }
 
-// wait waits up to d for wsh to exit and returns its status (-1 when a
-// signal killed it) and all its output. The output is what was written
+// wait waits up to d for wsh to exit and returns its status as a shell
+// reports it (128+N when signal N killed it) and all its output. The output is what was written
 // until EOF, or until 2s after the exit when something still holds the
 // pipe.
 func (s *started) wait(t *testing.T, d time.Duration) (int, string) {
@@ -191,7 +196,11 @@ func (s *started) wait(t *testing.T, d time.Duration) (int, string) {
 		t.Errorf("the output of wsh is still open 2s after it exited")
 		s.drain()
 	}
-	return s.cmd.ProcessState.ExitCode(), strings.Join(s.out, "\n")
+	status := s.cmd.ProcessState.ExitCode()
+	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		status = 128 + int(ws.Signal())
+	}
+	return status, strings.Join(s.out, "\n")
 }
 
 // drain takes the lines read so far without waiting for more.

@@ -51,7 +51,10 @@ func reap(spec *proto.Spec, sigs <-chan os.Signal) int {
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Env:   spec.Env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{PidFD: &pidfd},
+		// A process group of its own, which every signal wsh passes on
+		// reaches, as a terminal's Ctrl-C reaches the foreground group:
+		// a shell's child gets the SIGINT its shell gets.
+		Sys: &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
 	if err != nil {
 		writeReport(proto.StepExec, err)
@@ -60,7 +63,7 @@ func reap(spec *proto.Spec, sigs <-chan os.Signal) int {
 	unix.Close(proto.ReportFD) // the setup is over; the parent reads EOF now
 	go func() {
 		for s := range sigs {
-			unix.Kill(pid, s.(syscall.Signal))
+			unix.Kill(-pid, s.(syscall.Signal))
 		}
 	}()
 	if pidfd >= 0 {

@@ -4,8 +4,10 @@ package jailer
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,9 +47,7 @@ func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.Run
 	// the exec middleware, terminal, after.
 	all := append([]interp.RunnerOption{interp.Env(env)}, j.policyOptions()...)
 	all = append(all, opts...)
-	if j.CallHandler != nil {
-		all = append(all, interp.CallHandler(j.CallHandler))
-	}
+	all = append(all, interp.CallHandler(j.call))
 	all = append(all, interp.ExecHandlers(j.middleware()))
 	r, err := interp.New(all...)
 	if err != nil {
@@ -231,6 +231,19 @@ func lookupEnvOK(environ []string, key string) (string, bool) {
 	return "", false
 }
 
+// call is the interpreter's call handler, for every simple command: a
+// Run that failed closed (StartRun) runs nothing more; the caller's
+// handler, if any, comes next.
+func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
+	if err := stopped(ctx); err != nil {
+		return nil, err
+	}
+	if j.CallHandler != nil {
+		return j.CallHandler(ctx, args)
+	}
+	return args, nil
+}
+
 // policyOptions are the in-process policy's handlers for redirections,
 // source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
 // out.
@@ -240,7 +253,14 @@ func (j *Jailer) policyOptions() []interp.RunnerOption {
 	}
 	p := &j.policy
 	return []interp.RunnerOption{
-		interp.OpenHandler(p.open),
+		interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+			// A Run that failed closed opens nothing more: a
+			// redirection comes before its command's call handler.
+			if err := stopped(ctx); err != nil {
+				return nil, err
+			}
+			return p.open(ctx, path, flag, perm)
+		}),
 		interp.StatHandler(p.stat),
 		interp.ReadDirHandler2(p.readDir),
 		interp.AccessHandler(p.access),

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
@@ -84,6 +85,7 @@ type Jailer struct {
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
+	fg           foregrounds // the foreground commands running (Interrupt)
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it
@@ -246,12 +248,20 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 		return interp.ExitStatus(le.status)
 	}
 	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
+	c.fg = j.fg.start(c)
+	defer j.fg.end(c.fg)
+	return interrupted(c.fg, j.run(ctx, c))
+}
+
+// run runs c where the Jailer's state says: in the jail, on a lower rung,
+// unsandboxed, or not at all.
+func (j *Jailer) run(ctx context.Context, c *command) error {
 	if j.cfg.NoSandbox {
 		return j.plain(ctx, c)
 	}
 	if _, degraded := j.state.Degraded(); degraded { // never with RequireSandbox=full
 		if v, below := j.belowFloor(); below {
-			return j.refuse(c, v.Message()+"; the "+j.rung.String()+" rung is below the floor")
+			return j.refuse(ctx, c, v.Message()+"; the "+j.rung.String()+" rung is below the floor")
 		}
 		j.warnOnce()
 		if j.rung != proto.RungNone {
@@ -270,6 +280,16 @@ type command struct {
 	// of is the command a helper runs for (runScriptJailed's sh): the
 	// name messages show, and no second helper for the helper.
 	of *command
+	// fg is the command as Interrupt sees it, nil in a background job.
+	fg *fgCommand
+}
+
+// signals are the signals an interrupt sends the command (nil: none).
+func (c *command) signals() <-chan syscall.Signal {
+	if c.fg == nil {
+		return nil
+	}
+	return c.fg.sigs
 }
 
 // name is the command's name as the script gave it, for messages.
@@ -502,6 +522,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		}
 	}
 	req, pp := j.request(j.rung, dir, c.path, c.args, j.jailEnv(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req.Signals = c.signals()
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
 	if err != nil {
@@ -540,7 +561,7 @@ func (j *Jailer) outcome(ctx context.Context, c *command, out proto.Facts) error
 	case verdict.NotExecutable:
 		return j.notExecutable(ctx, c, v.Errno, true)
 	case verdict.Refused:
-		return j.refuse(c, v.Message())
+		return j.refuse(ctx, c, v.Message())
 	case verdict.Denied:
 		j.warnOnce()
 		return j.plain(ctx, c)
@@ -594,8 +615,11 @@ func (j *Jailer) warnOnce() {
 	}
 }
 
-// refuse fails a command closed: WSH_REQUIRE_SANDBOX and no jail.
-func (j *Jailer) refuse(c *command, why string) error {
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run\n", why, c.name())
-	return interp.ExitStatus(126)
+// refuse fails a command closed: WSH_REQUIRE_SANDBOX and no jail. The
+// script's Run ends with it (StartRun): a script that went on would run
+// its builtins and redirections, and could end 0, as if it had done its
+// work.
+func (j *Jailer) refuse(ctx context.Context, c *command, why string) error {
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; the script stops\n", why, c.name())
+	return failClosed(ctx)
 }

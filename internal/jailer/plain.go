@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/internal/proto"
@@ -60,7 +61,9 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 		}
 		return j.notExecutable(ctx, c, errno, false)
 	}
+	stop := forwardPlain(cmd, c.signals())
 	werr := cmd.Wait()
+	stop()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -82,6 +85,15 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.hc.Stdin, c.hc.Stdout, c.hc.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = j.KillTimeout
+	if c.fg != nil && !terminalForeground() {
+		// A process group of its own, which an interrupt reaches whole
+		// (a shell and the child it waits for), as a terminal's would.
+		// Not when wsh's group is its terminal's foreground one: the
+		// terminal's Ctrl-C reaches the command there as it reaches wsh,
+		// and a group of its own would be stopped (SIGTTIN) when it
+		// reads the terminal.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	return cmd
 }
 
@@ -90,4 +102,41 @@ func exitStatus(status int) error {
 		return nil
 	}
 	return interp.ExitStatus(uint8(status))
+}
+
+// forwardPlain passes an interrupt on to an unsandboxed command that has
+// a process group of its own (plainCmd); one in wsh's group got the
+// terminal's Ctrl-C as wsh did, and a second SIGINT would interrupt its
+// handler of the first. stop ends it, before the command is reaped.
+func forwardPlain(cmd *exec.Cmd, sigs <-chan syscall.Signal) (stop func()) {
+	if sigs == nil || cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
+		return func() {}
+	}
+	done, over := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(over)
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				// Until stop, which comes right after the reaping,
+				// the group is the command's (or gone: ESRCH).
+				unix.Kill(-cmd.Process.Pid, sig)
+			}
+		}
+	}()
+	return func() { close(done); <-over }
+}
+
+// terminalForeground says whether wsh's process group is the foreground
+// one of its controlling terminal.
+func terminalForeground() bool {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer unix.Close(fd)
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }

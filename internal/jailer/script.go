@@ -14,6 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"wsh/internal/job"
+	"wsh/internal/proto"
 )
 
 // runScript runs a file the kernel refused with ENOEXEC (a script without a
@@ -42,8 +45,9 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 	if err != nil {
 		return err
 	}
+	job.MarkBackground(file)
 	err = r.Run(ctx, file)
-	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil || ctx.Err() != nil {
+	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil || ctx.Err() != nil || errors.Is(err, proto.ErrInterrupted) || errors.Is(err, errFailedClosed) {
 		return err
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
@@ -64,7 +68,7 @@ func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
 	if strings.Contains(c.args[0], "/") {
 		script = c.args[0] // as typed: $0 is what bash would show
 	}
-	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c,
+	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c, fg: c.fg,
 		args: append([]string{"sh", "-c", enoexecSh, c.args[0], script}, c.args[1:]...)}
 	return j.jailed(ctx, sh)
 }

@@ -198,6 +198,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	facts := sj.s.Run(ctx, &launch.Command{
 		Path: c.path, Args: c.args, Env: j.jailEnv(c.env, proto.RungFull), Dir: dir, Umask: umask,
 		Stdin: c.hc.Stdin, Stdout: c.hc.Stdout, Stderr: c.hc.Stderr, KillTimeout: j.KillTimeout,
+		Signals: c.signals(),
 	})
 	j.watchProtection(&prot, false)
 	switch {

@@ -64,6 +64,9 @@ type Command struct {
 	// before it is killed, and how long its standard streams' copies may
 	// go on after it has exited (0: exitGrace).
 	KillTimeout time.Duration
+	// Signals, if set, are signals for the command's process group while
+	// it runs (an interrupt, as a terminal's Ctrl-C).
+	Signals <-chan syscall.Signal
 }
 
 // StartSession starts a session's jail from req (req.Spec.Session set,
@@ -214,7 +217,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		grace = exitGrace
 	}
 	out := proto.Facts{Rung: s.rung}
-	status, report, err := s.await(ctx, id, ch, c.KillTimeout)
+	status, report, err := s.await(ctx, id, ch, c.KillTimeout, c.Signals)
 	cio.wait(grace)
 	switch {
 	case err != nil:
@@ -234,13 +237,13 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 // says so. A session that ends before the command started gives
 // ErrSessionLost; an init that says nothing for killTimeout (or
 // exitGrace) after the SIGKILL, ctx's error.
-func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration) (int, *proto.Report, error) {
+func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal) (int, *proto.Report, error) {
 	done := ctx.Done()
 	var kill, giveUp <-chan time.Time
 	started := false
-	var sent syscall.Signal
+	var sent, held []syscall.Signal
 	send := func(sig syscall.Signal) {
-		sent = sig
+		sent = append(sent, sig)
 		s.signal(id, sig)
 	}
 	wait := killTimeout
@@ -253,9 +256,13 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 			switch m.Kind {
 			case proto.MsgStarted:
 				started = true
-				if sent != 0 {
-					s.signal(id, sent)
+				for _, sig := range sent {
+					s.signal(id, sig)
 				}
+				for _, sig := range held {
+					s.signal(id, sig)
+				}
+				held = nil
 			case proto.MsgFailed:
 				return 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}, nil
 			case proto.MsgExited:
@@ -266,6 +273,13 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 				return 0, nil, ErrSessionLost
 			}
 			return proto.SignalStatus(syscall.SIGKILL), nil, nil
+		case sig := <-sigs:
+			if !started {
+				// The init knows the command's group once it said so.
+				held = append(held, sig)
+				continue
+			}
+			s.signal(id, sig)
 		case <-done:
 			done = nil
 			if killTimeout <= 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -51,6 +52,11 @@ type Request struct {
 	// a unix socket on which it sends its proxy listener (proto.ProxyFD).
 	// Run does not close it.
 	Proxy *os.File
+	// Signals, if set, are signals for the command while it runs (an
+	// interrupt, as a terminal's Ctrl-C): the target's process group
+	// gets each once its setup is over; one sent before is held until
+	// then, and dropped if the target never starts.
+	Signals <-chan syscall.Signal
 }
 
 // Run runs the request in a jail and returns what the parent saw, for
@@ -83,13 +89,20 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	}()
 	exited := make(chan struct{})
 	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
+	fw := &forwarder{p: p, group: req.Spec.Rung != proto.RungFull}
+	if req.Signals != nil {
+		go fw.forward(req.Signals, &started, setupOver, exited)
+	}
+	// Exited, not reaped: its pid is still its own, for the signals
+	// until now and the kill below.
+	waitExited(p.Pid)
+	fw.reaping()
 	if req.Spec.Rung != proto.RungFull {
 		// No PID namespace ends what the command left running: its
 		// process group does (the init made a session of its own, and
 		// the lower rungs' filter refuses setsid and setpgid). Killed
 		// before the init is reaped, so that its pid, the group's id,
 		// cannot be another's yet.
-		waitExited(p.Pid)
 		unix.Kill(-p.Pid, unix.SIGKILL)
 	}
 	state, _ := p.Wait()
@@ -265,6 +278,65 @@ func stopOnCancel(ctx context.Context, p *os.Process, started *atomic.Bool, setu
 	case <-t.C:
 		p.Kill()
 	}
+}
+
+// A forwarder passes a command's signals on to its jail. On the full
+// rung the init is PID 1 of the jail, which passes each on to its
+// target's process group; on the lower rungs the init has become the
+// target, which leads the process group of its session: the group gets
+// it, as from a terminal (the filter keeps every process of the command
+// in it).
+type forwarder struct {
+	p     *os.Process
+	group bool
+	mu    sync.Mutex
+	done  bool // the init is being reaped: its pid may be another's next
+}
+
+func (f *forwarder) forward(sigs <-chan syscall.Signal, started *atomic.Bool, setupOver, exited <-chan struct{}) {
+	var held []syscall.Signal
+	over := setupOver
+	for {
+		select {
+		case <-exited:
+			return
+		case sig := <-sigs:
+			if over != nil {
+				held = append(held, sig) // PID 1 takes none before its handlers exist
+				continue
+			}
+			f.send(sig)
+		case <-over:
+			over = nil
+			if !started.Load() {
+				return // the setup failed: no target
+			}
+			for _, sig := range held {
+				f.send(sig)
+			}
+			held = nil
+		}
+	}
+}
+
+func (f *forwarder) send(sig syscall.Signal) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return
+	}
+	if f.group {
+		unix.Kill(-f.p.Pid, sig)
+		return
+	}
+	f.p.Signal(sig)
+}
+
+// reaping says the init is about to be reaped: no signal is sent after.
+func (f *forwarder) reaping() {
+	f.mu.Lock()
+	f.done = true
+	f.mu.Unlock()
 }
 
 // startFailed is the facts of a start that failed. An EPERM or EACCES is

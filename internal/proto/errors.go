@@ -16,3 +16,8 @@ var ErrNoInit = errors.New("jail.Init() was not called: call it first in main (i
 // DefaultKillTimeout is how long a cancelled command has between SIGTERM
 // and SIGKILL (shell.DefaultKillTimeout).
 const DefaultKillTimeout = 2 * time.Second
+
+// ErrInterrupted ends a script whose foreground command an interrupt
+// (shell.Runner.Interrupt: a terminal's Ctrl-C to wsh) killed, as bash
+// ends one whose foreground job died of the SIGINT it got.
+var ErrInterrupted = errors.New("interrupted")

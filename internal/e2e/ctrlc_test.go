@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A pane is a tmux session of its own (its own server socket), as u,
+// whose one window runs a command on a real terminal: what a person at
+// a terminal types, send-keys types; what they see, capture-pane reads.
+type pane struct {
+	t    *testing.T
+	u    user
+	sock string
+	home string
+}
+
+// newPane starts `bash -c script` in a new tmux server as u, in dir.
+func newPane(t *testing.T, u user, dir, script string) *pane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("this test types into a terminal with tmux (make test installs it as root: apt-get install tmux): %v", err)
+	}
+	p := &pane{t: t, u: u, sock: fmt.Sprintf("wsh-e2e-%d-%s", os.Getpid(), strings.TrimPrefix(uniqueNumber(0), "0.")), home: dir}
+	p.tmux("new-session", "-d", "-x", "150", "-y", "40", "-c", dir, "bash", "-c", script)
+	t.Cleanup(func() { p.tmuxErr("kill-server") })
+	return p
+}
+
+func (p *pane) cmd(args ...string) *exec.Cmd {
+	cmd := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...)
+	// The server's socket directory is the user's own; tmux needs a
+	// TERM for the pane.
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + p.home, "TERM=xterm", "TMUX_TMPDIR=" + p.home}
+	if p.u.uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(p.u.uid), Gid: uint32(p.u.uid)}}
+	}
+	return cmd
+}
+
+func (p *pane) tmuxErr(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := p.cmd(args...)
+	out, err := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...).CombinedOutput()
+	return string(out), err
+}
+
+func (p *pane) tmux(args ...string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := p.cmd(args...)
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	c.Env, c.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	out, err := c.CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is what the pane shows now.
+func (p *pane) screen() string { return p.tmux("capture-pane", "-p", "-J") }
+
+// waitFor waits up to d for a line of the screen that is want.
+func (p *pane) waitFor(want string, d time.Duration) string {
+	p.t.Helper()
+	var s string
+	if !waitUntil(d, func() bool {
+		s = p.screen()
+		for _, l := range strings.Split(trimLines(s), "\n") {
+			if l == want {
+				return true
+			}
+		}
+		return false
+	}) {
+		p.t.Fatalf("no line %q on the terminal in %v; it shows:\n%s", want, d, s)
+	}
+	return s
+}
+
+// TestTerminalCtrlC types Ctrl-C into a terminal where wsh runs a script,
+// as a person would: the terminal sends SIGINT to its foreground process
+// group, wsh's. In the jail (whose commands have no controlling
+// terminal) wsh passes it on; unsandboxed, the command is in wsh's group
+// and has it from the terminal, and wsh sends no second one. The shell
+// around wsh (a trap keeps it going) prints wsh's status: 130 when the
+// job died of SIGINT, 0 when it handled it and the script went on.
+func TestTerminalCtrlC(t *testing.T) {
+	cases := []struct {
+		name, script string
+		want         []string // the lines the terminal shows, in order
+		not          string
+	}{
+		{"python", pyCatch + "; echo goes-on", []string{"ready", "caught", "goes-on", "wsh-status=0"}, "Traceback"},
+		{"trap", `bash -c 'trap "echo trapped" INT; echo ready; SLEEP; echo after-sleep'; echo goes-on`,
+			[]string{"ready", "trapped", "after-sleep", "goes-on", "wsh-status=0"}, ""},
+		{"dies", "echo ready; SLEEP; echo NOT-REACHED", []string{"ready", "wsh-status=130"}, "NOT-REACHED"},
+	}
+	for _, place := range []struct {
+		name string
+		env  string
+	}{{"jail", "WSH_REQUIRE_SANDBOX=1"}, {"opted-out", "WSH_NO_SANDBOX=1"}} {
+		for _, u := range users {
+			for _, c := range cases {
+				t.Run(place.name+"/"+u.name+"/"+c.name, func(t *testing.T) {
+					t.Parallel()
+					dir := workDir(t, u)
+					token := uniqueNumber(30)
+					script := strings.ReplaceAll(c.script, "SLEEP", "sleep "+token)
+					if err := os.WriteFile(filepath.Join(dir, "script"), []byte(script), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					jail := ""
+					if jailMode != "" {
+						jail = "WSH_JAIL=" + jailMode
+					}
+					// The trap keeps the outer shell going after wsh
+					// died of the SIGINT (and is reset to the default
+					// in wsh, as a caught signal is at exec).
+					p := newPane(t, u, dir, fmt.Sprintf(`trap "" QUIT; trap "echo outer-int" INT; env -i PATH=$PATH HOME=$HOME %s %s %s script; echo wsh-status=$?; sleep 600`,
+						place.env, jail, wshBin))
+					p.waitFor("ready", 20*time.Second)
+					if strings.Contains(c.script, "SLEEP") && !waitUntil(10*time.Second, func() bool { return sleepRuns(token) }) {
+						t.Fatal("the sleep did not start in 10 s")
+					}
+					p.tmux("send-keys", "C-c")
+					var s string
+					for _, w := range c.want[1:] {
+						s = p.waitFor(w, 15*time.Second)
+					}
+					if !inOrder(trimLines(s), c.want) || (c.not != "" && strings.Contains(s, c.not)) {
+						t.Errorf("the terminal shows:\n%s\nwant the lines %q in order, and no %q", s, c.want, c.not)
+					}
+				})
+			}
+		}
+	}
+}
+
+// sleepRuns says whether `sleep token` runs on the host.
+func sleepRuns(token string) bool {
+	for _, p := range hostProcs(token) {
+		if len(p.args) == 2 && p.args[0] == "sleep" && p.args[1] == token {
+			return true
+		}
+	}
+	return false
+}
+
+// trimLines is the screen's lines without the blanks around them and the
+// ^C the terminal echoes.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(strings.TrimSpace(l), "^C")
+	}
+	return strings.Join(lines, "\n")
+}
