@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,12 +21,16 @@ import (
 	"wsh/shell"
 )
 
-const usage = `usage: wsh [-eux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
-       wsh [-eux] [-o OPTION] FILE [ARG...]
-       wsh [-eux] [-o OPTION]            (the script comes from standard input)
+const usage = `usage: wsh [-aefnux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
+       wsh [-aefnux] [-o OPTION] FILE [ARG...]
+       wsh [-aefnux] [-o OPTION]            (the script comes from standard input)
        wsh version
        wsh doctor [--json]
        wsh home [reset]`
+
+// optionNames are the names -o takes: bash's that mvdan.cc/sh has (set -o
+// takes the same).
+var optionNames = []string{"allexport", "errexit", "noexec", "noglob", "nounset", "pipefail", "xtrace"}
 
 // invocation is what the command line asked for.
 type invocation struct {
@@ -57,12 +62,16 @@ func parseArgs(args []string) (*invocation, error) {
 						return nil, fmt.Errorf("%co: option requires an argument", a[0])
 					}
 					i++
-					if args[i] != "pipefail" {
-						return nil, fmt.Errorf("%co %s: invalid option name; wsh knows pipefail", a[0], args[i])
+					if !slices.Contains(optionNames, args[i]) {
+						return nil, fmt.Errorf("%co %s: invalid option name; wsh knows %s", a[0], args[i], strings.Join(optionNames, ", "))
 					}
 					inv.opts = append(inv.opts, string(a[0])+"o", args[i])
-				case strings.ContainsRune("eux", c):
+				case strings.ContainsRune("aefnux", c):
 					inv.opts = append(inv.opts, string(a[0])+string(c))
+				case c == 'l' && a[0] == '-':
+					return nil, errors.New("-l: login shells are not supported: wsh reads no startup files (/etc/profile, ~/.profile)")
+				case c == 'i' && a[0] == '-':
+					return nil, errors.New("-i: interactive mode is not supported: give wsh a script (-c SCRIPT, FILE, or standard input)")
 				default:
 					return nil, fmt.Errorf("%c%c: invalid option", a[0], c)
 				}
