@@ -150,6 +150,7 @@ func lowerMain(spec *proto.Spec) int {
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.
+	setUmask(spec)
 	err := unix.Exec(spec.Path, spec.Args, spec.Env)
 	writeReport(proto.StepExec, err)
 	return proto.ReservedStatus

@@ -48,6 +48,7 @@ var dropped = func() []os.Signal {
 // Whatever the target left behind is killed.
 func reap(spec *proto.Spec, sigs <-chan os.Signal) int {
 	pidfd := -1
+	setUmask(spec)
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Env:   spec.Env,
 		Files: []uintptr{0, 1, 2},
@@ -117,5 +118,13 @@ func waitFor(pid int) int {
 		default:
 			return proto.WaitStatus(syscall.WaitStatus(ws))
 		}
+	}
+}
+
+// setUmask gives the target the script's umask, if it set one (the init
+// makes no file after it).
+func setUmask(spec *proto.Spec) {
+	if spec.UmaskSet {
+		syscall.Umask(int(spec.Umask))
 	}
 }

@@ -239,28 +239,41 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 		return nil, err
 	}
 	if j.CallHandler != nil {
-		return j.CallHandler(ctx, args)
+		var err error
+		if args, err = j.CallHandler(ctx, args); err != nil {
+			return nil, err
+		}
 	}
-	return args, nil
+	return renameBuiltin(args), nil
 }
 
 // policyOptions are the in-process policy's handlers for redirections,
 // source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
-// out.
+// out; redirections get the script's umask in any case.
 func (j *Jailer) policyOptions() []interp.RunnerOption {
+	open := interp.DefaultOpenHandler()
+	if !j.cfg.NoSandbox {
+		open = j.policy.open
+	}
+	openHandler := interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (rwc io.ReadWriteCloser, err error) {
+		// A Run that failed closed opens nothing more: a redirection
+		// comes before its command's call handler.
+		if err := stopped(ctx); err != nil {
+			return nil, err
+		}
+		if flag&os.O_CREATE == 0 {
+			return open(ctx, path, flag, perm)
+		}
+		// A file the redirection makes has the script's umask.
+		withUmask(interp.HandlerCtx(ctx), func() { rwc, err = open(ctx, path, flag, perm) })
+		return rwc, err
+	})
 	if j.cfg.NoSandbox {
-		return nil
+		return []interp.RunnerOption{openHandler}
 	}
 	p := &j.policy
 	return []interp.RunnerOption{
-		interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-			// A Run that failed closed opens nothing more: a
-			// redirection comes before its command's call handler.
-			if err := stopped(ctx); err != nil {
-				return nil, err
-			}
-			return p.open(ctx, path, flag, perm)
-		}),
+		openHandler,
 		interp.StatHandler(p.stat),
 		interp.ReadDirHandler2(p.readDir),
 		interp.AccessHandler(p.access),

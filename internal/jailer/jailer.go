@@ -235,6 +235,9 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err, ok := j.runBuiltin(ctx, args); ok {
+		return err
+	}
 	hc := interp.HandlerCtx(ctx)
 	var hidden func(string) bool
 	var stat func(string) (fs.FileInfo, error)
@@ -523,6 +526,9 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	req, pp := j.request(j.rung, dir, c.path, c.args, j.jailEnv(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	req.Signals = c.signals()
+	if m, ok := setUmask(c.hc); ok {
+		req.Spec.Umask, req.Spec.UmaskSet = uint16(m), true
+	}
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
 	if err != nil {

@@ -92,7 +92,7 @@ func execEnv(env expand.Environ) []string {
 	seen := map[string]int{}
 	for name, vr := range env.Each {
 		i, dup := seen[name]
-		keep := vr.IsSet() && vr.Exported && vr.Kind == expand.String
+		keep := vr.IsSet() && vr.Exported && vr.Kind == expand.String && name != umaskVar
 		switch {
 		case dup && keep:
 			list[i] = name + "=" + vr.String()

@@ -45,13 +45,17 @@ func errnoText(errno syscall.Errno) string {
 // plain runs a command unsandboxed.
 func (j *Jailer) plain(ctx context.Context, c *command) error {
 	cmd := j.plainCmd(ctx, c)
-	err := cmd.Start()
+	start := func() (err error) {
+		withUmask(c.hc, func() { err = cmd.Start() }) // the child's umask is the script's
+		return err
+	}
+	err := start()
 	for delay := time.Millisecond; errors.Is(err, syscall.ETXTBSY) && delay < 300*time.Millisecond; delay *= 2 {
 		// A concurrently forked process may briefly hold the file open
 		// for writing (go.dev/issue/22315).
 		time.Sleep(delay)
 		cmd = j.plainCmd(ctx, c)
-		err = cmd.Start()
+		err = start()
 	}
 	if err != nil {
 		var errno syscall.Errno

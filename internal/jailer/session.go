@@ -3,12 +3,9 @@
 package jailer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,7 +186,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	if ended {
 		return out, nil, false
 	}
-	umask, uerr := processUmask()
+	umask, uerr := scriptUmask(c.hc)
 	if uerr != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), uerr)
 		return out, interp.ExitStatus(126), true
@@ -318,19 +315,3 @@ func (sj *sessionJail) close() error {
 	return sj.closeErr
 }
 
-// processUmask is this process's umask, which a command's own jail
-// inherits at its clone, and a session's command is given.
-func processUmask() (uint32, error) {
-	b, err := os.ReadFile("/proc/thread-self/status")
-	if err != nil {
-		return 0, fmt.Errorf("the umask: %w", err)
-	}
-	if _, rest, ok := bytes.Cut(b, []byte("\nUmask:\t")); ok {
-		if line, _, ok := bytes.Cut(rest, []byte("\n")); ok {
-			if m, err := strconv.ParseUint(string(line), 8, 32); err == nil {
-				return uint32(m), nil
-			}
-		}
-	}
-	return 0, errors.New("the umask: no Umask line in /proc/thread-self/status")
-}

@@ -69,6 +69,11 @@ type Spec struct {
 	// Path is the resolved executable; Args is its argv, Args[0] included.
 	Path string
 	Args []string
+	// Umask, with UmaskSet, is the file mode creation mask the target
+	// starts with (the script's umask builtin); without, the init's own,
+	// inherited from wsh.
+	Umask    uint16
+	UmaskSet bool
 	// Env is the target's environment. The init itself runs with an
 	// empty one: nothing a command's environment says (LD_PRELOAD,
 	// LD_LIBRARY_PATH, GODEBUG, ...) acts on the init, whatever binary it
@@ -103,7 +108,7 @@ const ProtectFD = 5
 const ProxyFD = 9
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x08"
+const specMagic = "wsh-spec\x09"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -127,8 +132,12 @@ func (s *Spec) Encode() ([]byte, error) {
 	if s.Session {
 		flags |= 8
 	}
+	if s.UmaskSet {
+		flags |= 16
+	}
 	e.b = append(e.b, flags, byte(s.Rung))
 	e.b = binary.LittleEndian.AppendUint16(e.b, s.ProxyPort)
+	e.b = binary.LittleEndian.AppendUint16(e.b, s.Umask)
 	e.ids(s.Writable)
 	e.ids(s.Hidden)
 	e.id(s.ShmDir)
@@ -173,8 +182,10 @@ func decodeSpec(b []byte) (*Spec, error) {
 	var s Spec
 	flags := d.byte()
 	s.AllowUnix, s.HostNetwork, s.ProtectLater, s.Session = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+	s.UmaskSet = flags&16 != 0
 	s.Rung = Rung(d.byte())
 	s.ProxyPort = d.uint16()
+	s.Umask = d.uint16()
 	s.Writable = d.ids()
 	s.Hidden = d.ids()
 	s.ShmDir = d.id()
@@ -187,7 +198,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^15 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull ||
+	if d.bad || len(d.b) != 0 || flags&^31 != 0 || s.Umask&^0o777 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull ||
 		s.ProxyPort != 0 && (s.HostNetwork || s.Rung == RungSeccomp) {
 		return nil, errSpec
 	}
