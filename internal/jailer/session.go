@@ -314,4 +314,3 @@ func (sj *sessionJail) close() error {
 	})
 	return sj.closeErr
 }
-
