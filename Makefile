@@ -40,7 +40,7 @@ vet: deps
 # of its own that embeds wsh as an agent's tool runner does.
 # The jail's e2e suites run a second time with a jail per command
 # (WSH_JAIL=command): the default is a session, one jail per run.
-E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC|TestUmask)
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill)
 
 test-deps:
 	@sh scripts/deps.sh test

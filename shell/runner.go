@@ -235,7 +235,7 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	r.running++
 	r.mu.Unlock()
 	defer r.endRun()
-	job.MarkBackground(file)
+	job.Mark(file)
 	ctx, end := r.engine.startRun(ctx)
 	err = end(r.interp.Run(ctx, file))
 	if errors.Is(err, proto.ErrInterrupted) {

@@ -61,6 +61,13 @@ func TestInterrupt(t *testing.T) {
 		{"background", `sh -c 'sleep 3; echo bg-done' & ` + pyCatch + `; wait; echo end`,
 			[]string{"ready", "caught", "bg-done", "end"}, "", false},
 		{"builtins", "echo ready; while :; do :; done; echo NOT-REACHED", []string{"ready"}, "NOT-REACHED", true},
+		// A subshell's or a command substitution's command that died
+		// of it ends the script too (review).
+		{"subshell", "echo ready; ( SLEEP ); echo NOT-REACHED", []string{"ready"}, "NOT-REACHED", true},
+		{"substitution", "echo ready; x=$(SLEEP); echo NOT-REACHED", []string{"ready"}, "NOT-REACHED", true},
+		// A job that eval starts is a job too (review).
+		{"eval-background", `eval "sh -c 'sleep 3; echo bg-done' &"; ` + pyCatch + `; wait; echo end`,
+			[]string{"ready", "caught", "bg-done", "end"}, "", false},
 	}
 	for _, p := range interruptPlaces {
 		for _, u := range users {
@@ -69,11 +76,14 @@ func TestInterrupt(t *testing.T) {
 					t.Parallel()
 					token := uniqueNumber(30)
 					script := strings.ReplaceAll(c.script, "SLEEP", "sleep "+token)
+					// wsh's own variable in its environment changes
+					// nothing (review: it made commands background ones).
+					env := append([]string{"__wsh_background=1"}, p.env...)
 					var cmd *exec.Cmd
 					if p.mode != "" {
-						cmd = hostileCmd(t, context.Background(), u, workDir(t, u), p.env, p.mode, script)
+						cmd = hostileCmd(t, context.Background(), u, workDir(t, u), env, p.mode, script)
 					} else {
-						cmd = wshCmd(context.Background(), u, workDir(t, u), p.env, "-c", script)
+						cmd = wshCmd(context.Background(), u, workDir(t, u), env, "-c", script)
 					}
 					s := startCmd(t, cmd)
 					s.waitLine(t, "ready")

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"mvdan.cc/sh/v3/interp"
+
+	"wsh/internal/job"
 )
 
 // wsh's own builtins, for what mvdan.cc/sh leaves unsupported and wsh can
@@ -26,30 +28,62 @@ const builtinPrefix = "\x00wsh-builtin:"
 
 type builtinFunc func(j *Jailer, ctx context.Context, hc interp.HandlerContext, args []string) error
 
-var builtins = map[string]builtinFunc{
-	"umask": (*Jailer).umask,
+// builtin is wsh's builtin name, or nil. (A function, not a map: the
+// builtins reach, through the commands they run, NewInterp, which uses
+// it.)
+func builtin(name string) builtinFunc {
+	switch name {
+	case "umask":
+		return (*Jailer).umask
+	case "kill":
+		return (*Jailer).kill
+	case "jobs":
+		return (*Jailer).jobsBuiltin
+	case "wait":
+		return (*Jailer).wait
+	case "fg", "bg":
+		return (*Jailer).noJobControl
+	case "disown":
+		return (*Jailer).disown
+	// job.Mark's calls, run as they are named (not renamed).
+	case job.StartCall:
+		return (*Jailer).startJob
+	case job.EndCall:
+		return func(j *Jailer, _ context.Context, hc interp.HandlerContext, _ []string) error { return j.endJob(hc) }
+	}
+	return nil
 }
 
 // renameBuiltin returns args with a call of one of wsh's builtins
-// renamed (builtinPrefix), or args as they are.
-func renameBuiltin(args []string) []string {
+// renamed (builtinPrefix), or args as they are. A call in a job that
+// kill %N ended is exit with the signal's status: the job ends there, as
+// a subshell killed by it does in bash (but for job.Mark's calls, which
+// record its end).
+func (j *Jailer) renameBuiltin(hc interp.HandlerContext, args []string) []string {
+	if sig := j.jobs.killed(hc); sig != 0 && !job.Internal(args) {
+		return []string{"exit", strconv.Itoa(128 + int(sig))}
+	}
 	i := 0
 	if (args[0] == "builtin" || args[0] == "command") && len(args) > 1 {
 		i = 1 // builtin umask, command umask
 	}
-	if _, ok := builtins[args[i]]; !ok {
+	if builtin(args[i]) == nil || args[i] == job.StartCall || args[i] == job.EndCall {
 		return args
 	}
 	return append([]string{builtinPrefix + args[i]}, args[i+1:]...)
 }
 
-// runBuiltin runs args if it is a renamed builtin call.
+// runBuiltin runs args if it is a renamed builtin call, or one of
+// job.Mark's.
 func (j *Jailer) runBuiltin(ctx context.Context, args []string) (error, bool) {
 	name, ok := strings.CutPrefix(args[0], builtinPrefix)
-	if !ok {
+	if !ok && args[0] != job.StartCall && args[0] != job.EndCall {
 		return nil, false
 	}
-	b := builtins[name]
+	if !ok {
+		name = args[0]
+	}
+	b := builtin(name)
 	if b == nil {
 		return interp.ExitStatus(127), true
 	}

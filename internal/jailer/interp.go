@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,7 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 
+	"wsh/internal/job"
 	"wsh/internal/proto"
 )
 
@@ -33,7 +36,20 @@ import (
 // therefore uses a directory of wsh's own for its FIFOs, read-only in the
 // jail; the script and its commands still see the TMPDIR they were given.
 func (j *Jailer) NewInterp(environ []string, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
-	var env expand.Environ = expand.ListEnviron(environ...)
+	return j.newInterp(environ, nil, params, opts...)
+}
+
+// privatePrefix starts the names of the shell variables wsh keeps for
+// itself (the umask, the jobs): none comes from the environment a Runner
+// is given, and none goes to a command's (execEnv).
+const privatePrefix = "__wsh_"
+
+// newInterp is NewInterp, with own set after the environment's
+// variables of wsh's are dropped (a script without #! that a background
+// job runs is that job's).
+func (j *Jailer) newInterp(environ, own []string, params []string, opts ...interp.RunnerOption) (*interp.Runner, error) {
+	environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool { return strings.HasPrefix(kv, privatePrefix) })
+	var env expand.Environ = expand.ListEnviron(append(environ, own...)...)
 	if !j.cfg.NoSandbox {
 		env = userDBEnviron{env, j.policy.hiddenName}
 	}
@@ -238,13 +254,38 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 	if err := stopped(ctx); err != nil {
 		return nil, err
 	}
-	if j.CallHandler != nil {
+	hc := interp.HandlerCtx(ctx)
+	if args[0] == "eval" {
+		args = markEval(args)
+	}
+	if j.CallHandler != nil && !job.Internal(args) {
 		var err error
 		if args, err = j.CallHandler(ctx, args); err != nil {
 			return nil, err
 		}
 	}
-	return renameBuiltin(args), nil
+	return j.renameBuiltin(hc, args), nil
+}
+
+// markEval is an eval whose code starts background jobs with those jobs
+// marked (job.Mark), as the script's own are: its code, parsed and
+// printed again. Code that does not parse, or starts no job, is left as
+// it is.
+func markEval(args []string) []string {
+	src := strings.Join(args[1:], " ")
+	if !strings.Contains(src, "&") {
+		return args
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil || !job.HasJobs(f) {
+		return args
+	}
+	job.Mark(f)
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, f); err != nil {
+		return args
+	}
+	return []string{"eval", b.String()}
 }
 
 // policyOptions are the in-process policy's handlers for redirections,

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,8 @@ type Jailer struct {
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
-	fg           foregrounds // the foreground commands running (Interrupt)
+	running      runningSet // the external commands running (Interrupt, kill)
+	jobs         jobTable   // the background jobs of the Jailer's scripts
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it
@@ -238,6 +240,11 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if err, ok := j.runBuiltin(ctx, args); ok {
 		return err
 	}
+	return j.external(ctx, args)
+}
+
+// external runs an external command: found in PATH, in the jail.
+func (j *Jailer) external(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	var hidden func(string) bool
 	var stat func(string) (fs.FileInfo, error)
@@ -251,9 +258,14 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 		return interp.ExitStatus(le.status)
 	}
 	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
-	c.fg = j.fg.start(c)
-	defer j.fg.end(c.fg)
-	return interrupted(c.fg, j.run(ctx, c))
+	c.rc = j.running.start(c)
+	defer j.running.end(c.rc)
+	if sig := j.jobs.killed(hc); sig != 0 {
+		// kill %N came after the call handler's look and before this
+		// command was running, where it would have got the signal.
+		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
+	}
+	return interrupted(ctx, c.rc, j.run(ctx, c))
 }
 
 // run runs c where the Jailer's state says: in the jail, on a lower rung,
@@ -283,16 +295,16 @@ type command struct {
 	// of is the command a helper runs for (runScriptJailed's sh): the
 	// name messages show, and no second helper for the helper.
 	of *command
-	// fg is the command as Interrupt sees it, nil in a background job.
-	fg *fgCommand
+	// rc is the command as Interrupt and kill see it.
+	rc *running
 }
 
-// signals are the signals an interrupt sends the command (nil: none).
+// signals are the signals an interrupt or kill sends the command.
 func (c *command) signals() <-chan syscall.Signal {
-	if c.fg == nil {
-		return nil
+	if c.rc == nil {
+		return nil // a command of the Jailer's own tests
 	}
-	return c.fg.sigs
+	return c.rc.sigs
 }
 
 // name is the command's name as the script gave it, for messages.

@@ -92,7 +92,7 @@ func execEnv(env expand.Environ) []string {
 	seen := map[string]int{}
 	for name, vr := range env.Each {
 		i, dup := seen[name]
-		keep := vr.IsSet() && vr.Exported && vr.Kind == expand.String && name != umaskVar
+		keep := vr.IsSet() && vr.Exported && vr.Kind == expand.String && !strings.HasPrefix(name, privatePrefix)
 		switch {
 		case dup && keep:
 			list[i] = name + "=" + vr.String()

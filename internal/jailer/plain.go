@@ -65,7 +65,7 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 		}
 		return j.notExecutable(ctx, c, errno, false)
 	}
-	stop := forwardPlain(cmd, c.signals())
+	stop := forwardPlain(cmd, c.rc)
 	werr := cmd.Wait()
 	stop()
 	if err := ctx.Err(); err != nil {
@@ -89,7 +89,7 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.hc.Stdin, c.hc.Stdout, c.hc.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = j.KillTimeout
-	if c.fg != nil && !terminalForeground() {
+	if !terminalForeground() {
 		// A process group of its own, which an interrupt reaches whole
 		// (a shell and the child it waits for), as a terminal's would.
 		// Not when wsh's group is its terminal's foreground one: the
@@ -108,14 +108,16 @@ func exitStatus(status int) error {
 	return interp.ExitStatus(uint8(status))
 }
 
-// forwardPlain passes an interrupt on to an unsandboxed command that has
-// a process group of its own (plainCmd); one in wsh's group got the
-// terminal's Ctrl-C as wsh did, and a second SIGINT would interrupt its
-// handler of the first. stop ends it, before the command is reaped.
-func forwardPlain(cmd *exec.Cmd, sigs <-chan syscall.Signal) (stop func()) {
-	if sigs == nil || cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
+// forwardPlain passes a command's signals on to it, unsandboxed: to its
+// process group, if it has one of its own (plainCmd); else to it alone,
+// but for an interrupt, which the terminal's Ctrl-C brought to the
+// command as it brought it to wsh (a second SIGINT would interrupt its
+// handler of the first). stop ends it, before the command is reaped.
+func forwardPlain(cmd *exec.Cmd, rc *running) (stop func()) {
+	if rc == nil {
 		return func() {}
 	}
+	group := cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid
 	done, over := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(over)
@@ -123,10 +125,15 @@ func forwardPlain(cmd *exec.Cmd, sigs <-chan syscall.Signal) (stop func()) {
 			select {
 			case <-done:
 				return
-			case sig := <-sigs:
+			case sig := <-rc.sigs:
 				// Until stop, which comes right after the reaping,
-				// the group is the command's (or gone: ESRCH).
-				unix.Kill(-cmd.Process.Pid, sig)
+				// the pid and group are the command's (or gone: ESRCH).
+				switch {
+				case group:
+					unix.Kill(-cmd.Process.Pid, sig)
+				case sig != syscall.SIGINT || !rc.interrupted.Load():
+					cmd.Process.Signal(sig)
+				}
 			}
 		}
 	}()

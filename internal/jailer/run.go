@@ -19,6 +19,10 @@ import (
 // Jailer's: a command refused under WSH_REQUIRE_SANDBOX ends it.
 type runState struct {
 	failedClosed atomic.Bool
+	// interrupted: a foreground command died of an interrupt; the Run
+	// ends, in every interpreter of it (a subshell's, a command
+	// substitution's), as bash's script does.
+	interrupted atomic.Bool
 }
 
 type runKey struct{}
@@ -45,6 +49,9 @@ func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) err
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)
 		}
+		if rs.interrupted.Load() {
+			return proto.ErrInterrupted
+		}
 		return err
 	}
 }
@@ -58,51 +65,77 @@ func failClosed(ctx context.Context) error {
 	return errFailedClosed
 }
 
-// stopped is the call handler's check: a Run that failed closed runs
-// nothing more.
+// stopped is the call and open handlers' check: a Run that failed
+// closed, or was interrupted, runs nothing more.
 func stopped(ctx context.Context) error {
-	if rs, ok := ctx.Value(runKey{}).(*runState); ok && rs.failedClosed.Load() {
+	rs, ok := ctx.Value(runKey{}).(*runState)
+	switch {
+	case !ok:
+	case rs.failedClosed.Load():
 		return errFailedClosed
+	case rs.interrupted.Load():
+		return proto.ErrInterrupted
 	}
 	return nil
 }
 
-// A fgCommand is an external command of the foreground (not of a
-// background job) while it runs: the one an interrupt reaches.
-type fgCommand struct {
+// A running is an external command while it runs: what an interrupt
+// (its job is the foreground, "") or kill %N (its job's id) reaches.
+type running struct {
+	job         string
 	sigs        chan syscall.Signal
 	interrupted atomic.Bool
 }
 
-// foregrounds are the foreground commands running.
-type foregrounds struct {
-	mu  sync.Mutex
-	set map[*fgCommand]struct{}
+// send passes sig on to the command, unless three are still on their
+// way, when one more adds nothing.
+func (rc *running) send(sig syscall.Signal) {
+	select {
+	case rc.sigs <- sig:
+	default:
+	}
 }
 
-// start registers c's command as running, unless it is a background
-// job's; nil then.
-func (f *foregrounds) start(c *command) *fgCommand {
-	if job.InBackground(c.hc.Env) {
-		return nil
-	}
-	fc := &fgCommand{sigs: make(chan syscall.Signal, 4)}
+// runningSet are the external commands running.
+type runningSet struct {
+	mu  sync.Mutex
+	set map[*running]struct{}
+}
+
+// start registers c's command as running.
+func (f *runningSet) start(c *command) *running {
+	rc := &running{job: job.Of(c.hc.Env), sigs: make(chan syscall.Signal, 4)}
 	f.mu.Lock()
 	if f.set == nil {
-		f.set = map[*fgCommand]struct{}{}
+		f.set = map[*running]struct{}{}
 	}
-	f.set[fc] = struct{}{}
+	f.set[rc] = struct{}{}
 	f.mu.Unlock()
-	return fc
+	return rc
 }
 
-func (f *foregrounds) end(fc *fgCommand) {
-	if fc == nil {
-		return
-	}
+func (f *runningSet) end(rc *running) {
 	f.mu.Lock()
-	delete(f.set, fc)
+	delete(f.set, rc)
 	f.mu.Unlock()
+}
+
+// signal sends sig to every command of job id ("": the foreground), and
+// says how many there were.
+func (f *runningSet) signal(id string, sig syscall.Signal, mark bool) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for rc := range f.set {
+		if rc.job == id {
+			if mark {
+				rc.interrupted.Store(true)
+			}
+			rc.send(sig)
+			n++
+		}
+	}
+	return n
 }
 
 // Interrupt sends SIGINT to the process group of every foreground
@@ -113,27 +146,24 @@ func (f *foregrounds) end(fc *fgCommand) {
 // script go on. Background jobs' commands do not get it: bash starts
 // them with SIGINT ignored.
 func (j *Jailer) Interrupt() bool {
-	f := &j.fg
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for fc := range f.set {
-		fc.interrupted.Store(true)
-		select {
-		case fc.sigs <- syscall.SIGINT:
-		default: // three are still on their way: one more adds nothing
-		}
-	}
-	return len(f.set) > 0
+	return j.running.signal("", syscall.SIGINT, true) > 0
 }
 
 // interrupted is the outcome of a foreground command: what it returned,
 // or proto.ErrInterrupted (which stops the interpreter: no ExitStatus)
 // when an interrupt reached it and it died of SIGINT.
-func interrupted(fc *fgCommand, err error) error {
-	if fc == nil || !fc.interrupted.Load() {
+//
+// A command's status does not say whether it died of SIGINT or exited
+// with 130 (the jail's init passes the number on): one that handled the
+// interrupt and exited 130 ends the script too, where bash's goes on.
+func interrupted(ctx context.Context, rc *running, err error) error {
+	if !rc.interrupted.Load() {
 		return err
 	}
 	if es, ok := errors.AsType[interp.ExitStatus](err); ok && int(es) == proto.SignalStatus(syscall.SIGINT) {
+		if rs, ok := ctx.Value(runKey{}).(*runState); ok {
+			rs.interrupted.Store(true)
+		}
 		return proto.ErrInterrupted
 	}
 	return err

@@ -38,14 +38,18 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
 		return interp.ExitStatus(2)
 	}
-	r, err := j.NewInterp(c.env, append([]string{"--"}, c.args[1:]...),
+	var own []string
+	if c.rc != nil && c.rc.job != "" {
+		own = []string{job.BackgroundVar + "=", job.JobVar + "=" + c.rc.job} // the job's own commands
+	}
+	r, err := j.newInterp(c.env, own, append([]string{"--"}, c.args[1:]...),
 		interp.Dir(c.hc.Dir),
 		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
 	)
 	if err != nil {
 		return err
 	}
-	job.MarkBackground(file)
+	job.Mark(file)
 	err = r.Run(ctx, file)
 	if _, ok := errors.AsType[interp.ExitStatus](err); ok || err == nil || ctx.Err() != nil || errors.Is(err, proto.ErrInterrupted) || errors.Is(err, errFailedClosed) {
 		return err
@@ -68,7 +72,7 @@ func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
 	if strings.Contains(c.args[0], "/") {
 		script = c.args[0] // as typed: $0 is what bash would show
 	}
-	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c, fg: c.fg,
+	sh := &command{hc: c.hc, path: "/bin/sh", env: c.env, of: c, rc: c.rc,
 		args: append([]string{"sh", "-c", enoexecSh, c.args[0], script}, c.args[1:]...)}
 	return j.jailed(ctx, sh)
 }
