@@ -62,8 +62,9 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 const maxScript = 16 << 20
 
 // runScriptJailed runs a file that the jail refused with ENOEXEC (no #!)
-// as POSIX asks, with a shell given the file as its first operand: the
-// jail's /bin/sh, in a jail of its own. Not wsh's interpreter: the file may
+// with a shell given the file as its first operand, as bash does: the
+// jail's bash (/bin/bash) when it has one, else its /bin/sh (POSIX),
+// in a jail of its own. Not wsh's interpreter: the file may
 // have been written by a jailed command, and wsh's interpreter would run
 // its builtins and redirections in wsh's own process, with the host's view
 // (its /proc, /run), blocking on a FIFO for ever.
@@ -77,13 +78,14 @@ func (j *Jailer) runScriptJailed(ctx context.Context, c *command) error {
 	return j.jailed(ctx, sh)
 }
 
-// enoexecSh runs $1 with /bin/sh and the remaining arguments, unless it
-// cannot be read or its first line has a NUL byte (a binary for something
-// else): 126, as bash.
+// enoexecSh runs $1 with /bin/bash (or /bin/sh) and the remaining
+// arguments, unless it cannot be read or its first line has a NUL byte
+// (a binary for something else): 126, as bash.
 const enoexecSh = `p=$1; shift
 if ! [ -r "$p" ]; then echo "wsh: $0: Permission denied" >&2; exit 126; fi
 n=$(head -n 1 -- "$p" | wc -c); c=$(head -n 1 -- "$p" | tr -d '\000' | wc -c)
 if [ "$n" != "$c" ]; then echo "wsh: $0: cannot execute binary file" >&2; exit 126; fi
+if [ -x /bin/bash ]; then exec /bin/bash -- "$p" "$@"; fi
 exec /bin/sh -- "$p" "$@"`
 
 // readOnHost reads a script on the host, degraded or opted out: only a
