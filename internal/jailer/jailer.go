@@ -528,6 +528,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
 	}
+	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = throughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if j.session.Load() != nil && j.rung == proto.RungFull {
 		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
