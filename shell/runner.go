@@ -16,6 +16,7 @@ import (
 	"wsh/config"
 	"wsh/internal/job"
 	"wsh/internal/proto"
+	"wsh/internal/unsupported"
 )
 
 // A Runner runs scripts; every external command runs in the jail.
@@ -217,11 +218,17 @@ func (r *Runner) Run(ctx context.Context, script string) error {
 }
 
 // RunReader parses the script read from rd, naming it name in errors (and
-// in $0 when Name was not given), and runs it.
+// in $0 when Name was not given), and runs it. A script with a construct
+// that mvdan.cc/sh would run to a wrong result without an error (listed
+// in the README's known differences) is not run: its error is a
+// syntax.ParseError naming the construct, as a parse error is.
 func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error {
 	file, err := syntax.NewParser().Parse(rd, name)
 	if err != nil {
 		return err
+	}
+	if err := unsupported.Check(file); err != nil {
+		return err // a construct mvdan.cc/sh would run wrong, silently
 	}
 	file.Name = r.name // $0
 	r.mu.Lock()

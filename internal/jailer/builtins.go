@@ -45,6 +45,8 @@ func builtin(name string) builtinFunc {
 		return (*Jailer).noJobControl
 	case "disown":
 		return (*Jailer).disown
+	case "trap":
+		return (*Jailer).trap
 	// job.Mark's calls, run as they are named (not renamed).
 	case job.StartCall:
 		return (*Jailer).startJob
@@ -284,4 +286,34 @@ func processUmask() (uint32, error) {
 		}
 	}
 	return 0, fmt.Errorf("the umask: no Umask line in /proc/thread-self/status")
+}
+
+// trap is the interpreter's trap for what it has (EXIT, ERR), and a clear
+// refusal for a signal: wsh's interpreter is no process of the script's
+// that a signal could reach (a terminal's Ctrl-C goes to the foreground
+// command), so a trap on one would never run.
+func (j *Jailer) trap(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	ops := args[1:]
+	if len(ops) > 0 && ops[0] == "--" {
+		ops = ops[1:]
+	}
+	out := []string{"trap"}
+	if len(ops) > 0 {
+		out = append(out, ops[0])
+	}
+	if len(ops) > 1 {
+		for _, sig := range ops[1:] {
+			switch name := strings.TrimPrefix(strings.ToUpper(sig), "SIG"); name {
+			case "EXIT", "0":
+				out = append(out, "EXIT") // 0 is EXIT, which the interpreter takes only by name
+			case "ERR":
+				out = append(out, name)
+			default:
+				fmt.Fprintf(hc.Stderr, "wsh: trap: %s: not supported: a signal to wsh does not reach the script's traps "+
+					"(Ctrl-C goes to the foreground command, as SIGINT); wsh traps EXIT and ERR\n", sig)
+				return interp.ExitStatus(2)
+			}
+		}
+	}
+	return hc.Builtin(ctx, out)
 }

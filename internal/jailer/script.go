@@ -17,6 +17,7 @@ import (
 
 	"wsh/internal/job"
 	"wsh/internal/proto"
+	"wsh/internal/unsupported"
 )
 
 // runScript runs a file the kernel refused with ENOEXEC (a script without a
@@ -34,6 +35,9 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 		return interp.ExitStatus(126)
 	}
 	file, err := syntax.NewParser().Parse(bytes.NewReader(b), c.args[0])
+	if err == nil {
+		err = unsupported.Check(file)
+	}
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %v\n", err)
 		return interp.ExitStatus(2)
