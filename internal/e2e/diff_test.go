@@ -1,0 +1,133 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// placeholders are what wsh makes in a start directory (docs/config.md,
+// the protected paths): a documented difference, not compared.
+var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".vscode"}
+
+// A run is what one shell gave for one script.
+type shellRun struct {
+	stdout string
+	status int
+	stderr bool // it wrote to stderr (the messages' wording differs)
+	files  []string
+}
+
+func (r shellRun) String() string {
+	return fmt.Sprintf("status %d, stderr %v, files %q, stdout %q", r.status, r.stderr, r.files, r.stdout)
+}
+
+// runShell runs `sh -c script` (bash or wsh) in a fresh directory, with
+// a small environment and no standard input.
+func runShell(t *testing.T, sh, script string) shellRun {
+	t.Helper()
+	dir := workDir(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sh, "-c", script)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LC_ALL=C"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("%s did not run", sh)
+	}
+	r := shellRun{stdout: strings.ReplaceAll(out.String(), dir, "DIR"), status: cmd.ProcessState.ExitCode(), stderr: errb.Len() > 0}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if rel, _ := filepath.Rel(dir, p); rel != "." && !slices.Contains(placeholders, rel) {
+			r.files = append(r.files, rel)
+		}
+		return nil
+	})
+	return r
+}
+
+// readLines reads a corpus file: one entry a line, # comments and blank
+// lines left out.
+func readLines(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "diff", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestDifferential runs the corpus of one-liners (testdata/diff) under
+// bash and under wsh, in the jail, and compares their output, status,
+// whether they wrote to stderr, and the files they left. A script that
+// differs must be in known.txt, with the difference said; one that is
+// there and no longer differs (a fix upstream, or wsh's) fails too, so
+// that the list stays true. Each difference known.txt says is in the
+// README's "Known differences from bash".
+func TestDifferential(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("the differential test runs bash: %v", err)
+	}
+	known := map[string]string{}
+	for _, l := range readLines(t, "known.txt") {
+		script, why, ok := strings.Cut(l, "\t")
+		if !ok {
+			t.Fatalf("known.txt: %q has no tab between the script and the difference", l)
+		}
+		known[script] = why
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for script, why := range known {
+		if !bytes.Contains(readme, []byte(why)) {
+			t.Errorf("the README does not list the known difference of %q: %q", script, why)
+		}
+	}
+	scripts := readLines(t, "oneliners.txt")
+	for s := range known {
+		if !slices.Contains(scripts, s) {
+			t.Errorf("known.txt names %q, which oneliners.txt does not run", s)
+		}
+	}
+	var same atomic.Int32
+	t.Run("corpus", func(t *testing.T) {
+		for i, script := range scripts {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				b, w := runShell(t, bash, script), runShell(t, wshBin, script)
+				why, isKnown := known[script]
+				switch differs := b.String() != w.String(); {
+				case differs && !isKnown:
+					t.Errorf("wsh differs from bash on %q:\nbash: %v\nwsh:  %v", script, b, w)
+				case !differs && isKnown:
+					t.Errorf("%q no longer differs (%s): take it out of known.txt and the README", script, why)
+				case !differs:
+					same.Add(1)
+				}
+			})
+		}
+	})
+	fmt.Printf("differential: %d of %d scripts give what bash gives; %d known differences\n", same.Load(), len(scripts), len(known))
+}
