@@ -40,14 +40,14 @@ vet: deps
 # of its own that embeds wsh as an agent's tool runner does.
 # The jail's e2e suites run a second time with a jail per command
 # (WSH_JAIL=command): the default is a session, one jail per run.
-E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill)
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill|TestInteractive)
 
 test-deps:
 	@sh scripts/deps.sh test
 
 test: test-deps vet
-	$(GO) test -count=1 -v ./...
-	E2E_WSH_JAIL=command $(GO) test -count=1 -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
+	$(GO) test -count=1 -timeout 20m -v ./...
+	E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
 	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch
 	CGO_ENABLED=0 $(GO) test -count=1 ./shell
 	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...

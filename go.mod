@@ -9,10 +9,8 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/seccomp/libseccomp-golang v0.11.1
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.45.0
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require (
-	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
-)
+require golang.org/x/tools v0.38.0 // indirect

@@ -16,7 +16,7 @@ import (
 	"wsh/config"
 	"wsh/internal/job"
 	"wsh/internal/proto"
-	"wsh/internal/unsupported"
+	unsup "wsh/internal/unsupported"
 )
 
 // A Runner runs scripts; every external command runs in the jail.
@@ -227,7 +227,7 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	if err != nil {
 		return err
 	}
-	if err := unsupported.Check(file); err != nil {
+	if err := unsup.Check(file); err != nil {
 		return err // a construct mvdan.cc/sh would run wrong, silently
 	}
 	file.Name = r.name // $0

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
@@ -24,6 +25,7 @@ import (
 const usage = `usage: wsh [-aefnux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
        wsh [-aefnux] [-o OPTION] FILE [ARG...]
        wsh [-aefnux] [-o OPTION]            (the script comes from standard input)
+       wsh [-aefnux] [-o OPTION] [-i]       (interactive, on a terminal)
        wsh version
        wsh doctor [--json]
        wsh home [reset]`
@@ -35,8 +37,9 @@ var optionNames = []string{"allexport", "errexit", "noexec", "noglob", "nounset"
 // invocation is what the command line asked for.
 type invocation struct {
 	opts     []string // for shell.Params: -e, +u, -o pipefail, ...
-	command  bool     // -c
-	operands []string
+	command     bool // -c
+	interactive bool // -i
+	operands    []string
 }
 
 // parseArgs reads sh's options up to the first operand.
@@ -71,7 +74,7 @@ func parseArgs(args []string) (*invocation, error) {
 				case c == 'l' && a[0] == '-':
 					return nil, errors.New("-l: login shells are not supported: wsh reads no startup files (/etc/profile, ~/.profile)")
 				case c == 'i' && a[0] == '-':
-					return nil, errors.New("-i: interactive mode is not supported: give wsh a script (-c SCRIPT, FILE, or standard input)")
+					inv.interactive = true
 				default:
 					return nil, fmt.Errorf("%c%c: invalid option", a[0], c)
 				}
@@ -116,6 +119,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, syscall
 		fmt.Fprintf(stderr, "wsh: -c: option requires an argument\n%s\n", usage)
 		return 2, 0
 	}
+	if !inv.command && len(inv.operands) == 0 && (inv.interactive || isTerminal(stdin)) {
+		return runInteractive(inv, stdin, stdout, stderr), 0
+	}
 	script, name, params, serr := source(inv, stdin)
 	if serr != nil {
 		fmt.Fprintf(stderr, "wsh: %v\n", serr)
@@ -143,6 +149,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, syscall
 		return st, syscall.SIGINT
 	}
 	return st, 0
+}
+
+// runInteractive makes the Runner of an interactive wsh and runs it.
+func runInteractive(inv *invocation, stdin io.Reader, stdout, stderr io.Writer) int {
+	r, err := shell.New(
+		shell.StdIO(stdin, stdout, stderr),
+		shell.Params(append(inv.opts, "--")...),
+		shell.Name("wsh"),
+	)
+	if err != nil {
+		return configError(stderr, err)
+	}
+	defer r.Close()
+	return interactive(r, stdin, stderr)
+}
+
+// isTerminal says whether in is a terminal: wsh with no script reads
+// one typed there.
+func isTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 type scriptName struct{ file, dollar0 string }

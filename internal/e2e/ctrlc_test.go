@@ -168,3 +168,66 @@ func trimLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestInteractive types into wsh on a terminal, as a person would: a
+// prompt (PS1) before each statement and PS2 inside one; commands run in
+// the jail (NoNewPrivs read back); Ctrl-C interrupts the foreground
+// command, or a loop of builtins, and the prompt comes back with $? 130;
+// Ctrl-C at the prompt drops what was typed; exit ends wsh with its
+// status, and Ctrl-D with the last one.
+func TestInteractive(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			t.Parallel()
+			dir := workDir(t, u)
+			token := uniqueNumber(30)
+			p := newPane(t, u, dir, fmt.Sprintf(`trap "echo outer-int" INT; env -i PATH=$PATH HOME=$HOME PS1='wsh-%s$ ' WSH_REQUIRE_SANDBOX=1 %s; echo wsh-status=$?; sleep 600`, token, wshBin))
+			ps1 := "wsh-" + token + "$"
+			p.waitFor(ps1, 20*time.Second)
+			typeLine := func(s string) { p.tmux("send-keys", "-l", s); p.tmux("send-keys", "Enter") }
+			typeLine("grep NoNewPrivs /proc/self/status | tr -d '\\t '")
+			p.waitFor("NoNewPrivs:1", 10*time.Second)
+			typeLine("if true; then")
+			p.waitFor(">", 10*time.Second)
+			typeLine("echo multi-line; fi")
+			p.waitFor("multi-line", 10*time.Second)
+			typeLine("sleep " + token)
+			if !waitUntil(10*time.Second, func() bool { return sleepRuns(token) }) {
+				t.Fatal("the sleep did not start")
+			}
+			p.tmux("send-keys", "C-c")
+			typeLine("echo status=$?")
+			p.waitFor("status=130", 10*time.Second)
+			typeLine("while :; do :; done")
+			time.Sleep(300 * time.Millisecond)
+			p.tmux("send-keys", "C-c")
+			typeLine("echo loop-ended")
+			p.waitFor("loop-ended", 10*time.Second)
+			p.tmux("send-keys", "-l", "echo DROPPED")
+			p.tmux("send-keys", "C-c")
+			typeLine("echo after-drop")
+			s := p.waitFor("after-drop", 10*time.Second)
+			if strings.Contains(trimLines(s), "\nDROPPED") {
+				t.Errorf("what was typed before Ctrl-C ran:\n%s", s)
+			}
+			typeLine("exit 4")
+			p.waitFor("wsh-status=4", 10*time.Second)
+		})
+	}
+}
+
+// TestInteractiveEOF: Ctrl-D at the prompt ends wsh with the status of
+// the last command, saying exit, as bash.
+func TestInteractiveEOF(t *testing.T) {
+	dir := workDir(t, root)
+	p := newPane(t, root, dir, fmt.Sprintf(`env -i PATH=$PATH HOME=$HOME PS1='eof$ ' %s; echo wsh-status=$?; sleep 600`, wshBin))
+	p.waitFor("eof$", 20*time.Second)
+	p.tmux("send-keys", "-l", "(exit 5)")
+	p.tmux("send-keys", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	p.tmux("send-keys", "C-d")
+	s := p.waitFor("wsh-status=5", 10*time.Second)
+	if !inOrder(trimLines(s), []string{"eof$ exit", "wsh-status=5"}) {
+		t.Errorf("the terminal shows:\n%s", s)
+	}
+}

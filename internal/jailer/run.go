@@ -150,8 +150,8 @@ func (j *Jailer) Interrupt() bool {
 }
 
 // interrupted is the outcome of a foreground command: what it returned,
-// or proto.ErrInterrupted (which stops the interpreter: no ExitStatus)
-// when an interrupt reached it and it died of SIGINT.
+// or, when an interrupt reached it and it died of SIGINT, the end of the
+// Run (StartRun's end gives proto.ErrInterrupted).
 //
 // A command's status does not say whether it died of SIGINT or exited
 // with 130 (the jail's init passes the number on): one that handled the
@@ -161,10 +161,15 @@ func interrupted(ctx context.Context, rc *running, err error) error {
 		return err
 	}
 	if es, ok := errors.AsType[interp.ExitStatus](err); ok && int(es) == proto.SignalStatus(syscall.SIGINT) {
-		if rs, ok := ctx.Value(runKey{}).(*runState); ok {
-			rs.interrupted.Store(true)
+		rs, ok := ctx.Value(runKey{}).(*runState)
+		if !ok {
+			return proto.ErrInterrupted
 		}
-		return proto.ErrInterrupted
+		rs.interrupted.Store(true)
+		// The shell exits with 130 ($? is 130 after it, in an
+		// interactive wsh); the Run's other interpreters stop at their
+		// next command (stopped).
+		return interp.HandlerCtx(ctx).Builtin(ctx, []string{"exit", "130"})
 	}
 	return err
 }
