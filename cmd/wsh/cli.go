@@ -36,9 +36,9 @@ var optionNames = []string{"allexport", "errexit", "noexec", "noglob", "nounset"
 
 // invocation is what the command line asked for.
 type invocation struct {
-	opts     []string // for shell.Params: -e, +u, -o pipefail, ...
-	command     bool // -c
-	interactive bool // -i
+	opts        []string // for shell.Params: -e, +u, -o pipefail, ...
+	command     bool     // -c
+	interactive bool     // -i
 	operands    []string
 }
 
