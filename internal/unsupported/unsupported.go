@@ -22,16 +22,41 @@ func Check(f *syntax.File) error {
 		if found != nil {
 			return false
 		}
-		pe, ok := n.(*syntax.ParamExp)
-		if !ok {
-			return true
+		var why string
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			why = check(n, assoc)
+		case *syntax.Redirect:
+			why = redirect(n)
 		}
-		if why := check(pe, assoc); why != "" {
-			found = syntax.ParseError{Filename: f.Name, Pos: pe.Pos(), Text: why}
+		if why != "" {
+			found = syntax.ParseError{Filename: f.Name, Pos: n.Pos(), Text: why}
 		}
 		return true
 	})
 	return found
+}
+
+// redirect refuses a redirection of a descriptor above 2 (3>&1, exec
+// 6>&1, >&5, {fd}>file): mvdan.cc/sh fails each with a message a script
+// may hide (2>/dev/null), and a script that tests for the descriptors so
+// (an autoconf configure: `(exec 3>&1) 2>/dev/null || exec 1>/dev/null`)
+// then goes on with its output thrown away, and exits 0.
+func redirect(rd *syntax.Redirect) string {
+	fd := ""
+	switch {
+	case rd.N != nil && rd.N.Value != "0" && rd.N.Value != "1" && rd.N.Value != "2":
+		fd = rd.N.Value
+	case (rd.Op == syntax.DplOut || rd.Op == syntax.DplIn) && rd.Word != nil:
+		if w := rd.Word.Lit(); w != "" && w != "-" && w != "0" && w != "1" && w != "2" {
+			fd = w
+		}
+	}
+	if fd == "" {
+		return ""
+	}
+	return "redirections of descriptors above 2 (here " + fd + ") are not supported by mvdan.cc/sh, which wsh runs on: " +
+		"a script that tests for them (an autoconf configure does) would go on with its output thrown away"
 }
 
 func check(pe *syntax.ParamExp, assoc []string) string {

@@ -26,6 +26,12 @@ func TestCheck(t *testing.T) {
 		{"echo ${X:+$(date)}", "${VAR:+...$(...)...}"},
 		{"echo ${X+a$(date)}", "command substitution"},
 		{"echo ${X:+word} ${X:-$(date)} ${X:=$(date)}", ""},
+		{"exec 6>&1", "1:6: redirections of descriptors above 2 (here 6)"},
+		{"if (exec 3>&1) 2>/dev/null; then :; fi", "(here 3)"},
+		{"echo x >&5", "(here 5)"},
+		{"cat <&4", "(here 4)"},
+		{"exec {fd}>f", "(here {fd})"},
+		{"echo x 2>&1 >&2 1>/dev/null 0</dev/null 2>&-; cat <&0 >&-", ""},
 	} {
 		f, err := syntax.NewParser().Parse(strings.NewReader(c.script), "s.sh")
 		if err != nil {
