@@ -34,13 +34,24 @@ func (r shellRun) String() string {
 }
 
 // runShell runs `sh -c script` (bash or wsh) in a fresh directory, with
-// a small environment and no standard input.
-func runShell(t *testing.T, sh, script string) shellRun {
+// a small environment and no standard input; with file, `sh script.sh`
+// with file's content in script.sh there.
+func runShell(t *testing.T, sh, script, file string) shellRun {
 	t.Helper()
 	dir := workDir(t, root)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sh, "-c", script)
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "script.sh"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd = exec.CommandContext(ctx, sh, "script.sh")
+	}
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LC_ALL=C"}
 	var out, errb bytes.Buffer
@@ -76,8 +87,9 @@ func readLines(t *testing.T, name string) []string {
 	return out
 }
 
-// TestDifferential runs the corpus of one-liners (testdata/diff) under
-// bash and under wsh, in the jail, and compares their output, status,
+// TestDifferential runs the corpus (testdata/diff: one-liners, as `sh
+// -c LINE`, and scripts, as `sh FILE`) under bash and under wsh, in the
+// jail, and compares their output, status,
 // whether they wrote to stderr, and the files they left. A script that
 // differs must be in known.txt, with the difference said; one that is
 // there and no longer differs (a fix upstream, or wsh's) fails too, so
@@ -106,9 +118,16 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	scripts := readLines(t, "oneliners.txt")
+	files, err := filepath.Glob(filepath.Join("testdata", "diff", "scripts", "*.sh"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in testdata/diff/scripts: %v", err)
+	}
+	for _, f := range files {
+		scripts = append(scripts, "scripts/"+filepath.Base(f)) // run as FILE
+	}
 	for s := range known {
 		if !slices.Contains(scripts, s) {
-			t.Errorf("known.txt names %q, which oneliners.txt does not run", s)
+			t.Errorf("known.txt names %q, which the corpus does not run", s)
 		}
 	}
 	var same atomic.Int32
@@ -116,7 +135,11 @@ func TestDifferential(t *testing.T) {
 		for i, script := range scripts {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				b, w := runShell(t, bash, script), runShell(t, wshBin, script)
+				file := ""
+				if name, ok := strings.CutPrefix(script, "scripts/"); ok {
+					file = filepath.Join("testdata", "diff", "scripts", name)
+				}
+				b, w := runShell(t, bash, script, file), runShell(t, wshBin, script, file)
 				why, isKnown := known[script]
 				switch differs := b.String() != w.String(); {
 				case differs && !isKnown:
