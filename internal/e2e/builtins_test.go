@@ -42,11 +42,11 @@ func TestKillJob(t *testing.T) {
 			t.Run(p.name+"/"+u.name, func(t *testing.T) {
 				token := uniqueNumber(30)
 				script := "sleep " + token + " & kill $!; wait $!; echo st=$?; " +
-					"sleep " + token + " & sleep 0.3; kill -s INT %1; wait %1; echo st=$?"
+					"sleep " + token + " & sleep 0.3; kill -s HUP %1; wait %1; echo st=$?"
 				start := time.Now()
 				r := runIn(t, p.mode, u, workDir(t, u), p.env, script)
-				if r.status != 0 || r.stdout != "st=143\nst=130\n" {
-					t.Errorf("status %d, stdout %q; want 0, st=143 and st=130\n%s", r.status, r.stdout, r.stderr)
+				if r.status != 0 || r.stdout != "st=143\nst=129\n" {
+					t.Errorf("status %d, stdout %q; want 0, st=143 and st=129\n%s", r.status, r.stdout, r.stderr)
 				}
 				if d := time.Since(start); d > 20*time.Second {
 					t.Errorf("%v: the job's sleep was not ended", d)

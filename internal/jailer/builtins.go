@@ -255,17 +255,16 @@ func setUmask(hc interp.HandlerContext) (uint32, bool) {
 var umaskMu sync.Mutex
 
 // withUmask runs f with this process's umask set to the one hc's script
-// set, if it did: an unsandboxed command's fork, a redirection's file.
+// set, if it did: an unsandboxed command's fork, a redirection's file. It
+// holds umaskMu in any case: another shell's f must not run while one
+// shell's mask is the process's.
 func withUmask(hc interp.HandlerContext, f func()) {
-	m, ok := setUmask(hc)
-	if !ok {
-		f()
-		return
-	}
 	umaskMu.Lock()
 	defer umaskMu.Unlock()
-	old := syscall.Umask(int(m))
-	defer syscall.Umask(old)
+	if m, ok := setUmask(hc); ok {
+		old := syscall.Umask(int(m))
+		defer syscall.Umask(old)
+	}
 	f()
 }
 

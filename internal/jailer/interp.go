@@ -255,7 +255,7 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 		return nil, err
 	}
 	hc := interp.HandlerCtx(ctx)
-	if args[0] == "eval" {
+	if args[0] == "eval" || len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && args[1] == "eval" {
 		args = markEval(args)
 	}
 	if j.CallHandler != nil && !job.Internal(args) {
@@ -272,7 +272,8 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 // printed again. Code that does not parse, or starts no job, is left as
 // it is.
 func markEval(args []string) []string {
-	src := strings.Join(args[1:], " ")
+	i := slices.Index(args, "eval")
+	src := strings.Join(args[i+1:], " ")
 	if !strings.Contains(src, "&") {
 		return args
 	}
@@ -285,7 +286,7 @@ func markEval(args []string) []string {
 	if err := syntax.NewPrinter().Print(&b, f); err != nil {
 		return args
 	}
-	return []string{"eval", b.String()}
+	return append(slices.Clone(args[:i+1]), b.String())
 }
 
 // policyOptions are the in-process policy's handlers for redirections,
@@ -305,8 +306,9 @@ func (j *Jailer) policyOptions() []interp.RunnerOption {
 		if flag&os.O_CREATE == 0 {
 			return open(ctx, path, flag, perm)
 		}
-		// A file the redirection makes has the script's umask.
-		withUmask(interp.HandlerCtx(ctx), func() { rwc, err = open(ctx, path, flag, perm) })
+		// A file the redirection makes has the script's umask, from
+		// bash's 0666 (mvdan.cc/sh asks for 0644).
+		withUmask(interp.HandlerCtx(ctx), func() { rwc, err = open(ctx, path, flag, 0o666) })
 		return rwc, err
 	})
 	if j.cfg.NoSandbox {

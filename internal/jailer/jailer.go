@@ -539,9 +539,15 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	req, pp := j.request(j.rung, dir, c.path, c.args, j.jailEnv(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	req.Signals = c.signals()
-	if m, ok := setUmask(c.hc); ok {
-		req.Spec.Umask, req.Spec.UmaskSet = uint16(m), true
+	// Always given: the init, cloned from wsh, would otherwise take the
+	// process's umask as it is at the clone, which another shell's
+	// redirection may have changed for a moment (withUmask).
+	m, err := scriptUmask(c.hc)
+	if err != nil {
+		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
+		return interp.ExitStatus(126)
 	}
+	req.Spec.Umask, req.Spec.UmaskSet = uint16(m), true
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 // A bgJob is one background job a script started (job.Mark's start call).
 type bgJob struct {
 	text     string
+	parent   string // the job that started it, if one did
 	done     bool
 	status   int
 	reported bool           // jobs showed it done: it is not shown again
@@ -47,7 +48,7 @@ const (
 // jobCount is the number of jobs the interpreter has started in hc's
 // shell (its $!, gN, is the last).
 func jobCount(ctx context.Context, hc interp.HandlerContext) int {
-	hc.Builtin(ctx, []string{"eval", countVar + "=$!"}) // gN, or empty
+	hc.Builtin(ctx, []string{"eval", countVar + "=${!:-}"}) // gN, or empty (and no error under set -u)
 	n, _ := strconv.Atoi(strings.TrimPrefix(hc.Env.Get(countVar).String(), "g"))
 	return n
 }
@@ -72,9 +73,9 @@ func (j *Jailer) startJob(ctx context.Context, hc interp.HandlerContext, args []
 	if t.jobs == nil {
 		t.jobs = map[string]*bgJob{}
 	}
-	t.jobs[id] = &bgJob{text: text}
+	t.jobs[id] = &bgJob{text: text, parent: job.Of(hc.Env)}
 	t.mu.Unlock()
-	return hc.Builtin(ctx, []string{"eval", fmt.Sprintf(`%s=%s; %s="$%s %d:%s:%d"`, job.JobVar, id, jobsVar, jobsVar, n, id, num)})
+	return hc.Builtin(ctx, []string{"eval", fmt.Sprintf(`%s=%s; %s="${%s:-} %d:%s:%d"`, job.JobVar, id, jobsVar, jobsVar, n, id, num)})
 }
 
 // endJob is job.EndCall: the job it runs in is over, with the status
@@ -83,6 +84,11 @@ func (j *Jailer) endJob(hc interp.HandlerContext) error {
 	status := hc.LastExitStatus
 	if b := j.jobs.get(job.Of(hc.Env)); b != nil {
 		j.jobs.mu.Lock()
+		if b.killed != 0 {
+			// Ended by kill %N, whatever its last command did (a wait
+			// for the jobs it started): a killed subshell's status.
+			status = 128 + int(b.killed)
+		}
 		b.done, b.status = true, status
 		j.jobs.mu.Unlock()
 	}
@@ -118,9 +124,10 @@ type shellJob struct {
 	*bgJob
 }
 
-// live says whether the job is in the shell's table: not waited for, or
-// shown ended by jobs.
-func (sj shellJob) live() bool { return sj.bgJob != nil && !sj.reported }
+// live says whether the job is in the shell's table: running. (A
+// non-interactive bash forgets an ended job at its next command: jobs
+// does not show it, and its number is free again.)
+func (sj shellJob) live() bool { return sj.bgJob != nil && !sj.done }
 
 // shellJobs are the jobs of hc's shell, in the order they started.
 func (j *Jailer) shellJobs(ctx context.Context, hc interp.HandlerContext) []shellJob {
@@ -133,7 +140,10 @@ func (j *Jailer) shellJobs(ctx context.Context, hc interp.HandlerContext) []shel
 		}
 		n, err1 := strconv.Atoi(f[0])
 		num, err2 := strconv.Atoi(f[2])
-		if err1 == nil && err2 == nil && n >= 1 && n <= count {
+		// A subshell that started no job of its own sees its parent's
+		// (jobs in a pipeline or $(...), as in bash); one that did
+		// numbers its own from 1, as the interpreter does.
+		if err1 == nil && err2 == nil && n >= 1 && (count == 0 || n <= count) {
 			byN[n] = shellJob{n: n, num: num, id: f[1]} // the last word for n is in force
 		}
 	}
@@ -224,6 +234,10 @@ func terminates(sig syscall.Signal) bool {
 // killJob sends sig to every command of the job running now, and, when
 // sig ends a process, ends the job at its next command. It fails for a
 // job that has ended.
+//
+// SIGINT and SIGQUIT do nothing to a job: bash starts a script's jobs
+// with both ignored. The jobs the job started get the signal too (bash
+// would end the job's subshell, which waits for them).
 func (j *Jailer) killJob(id string, sig syscall.Signal) bool {
 	b := j.jobs.get(id)
 	if b == nil {
@@ -234,12 +248,25 @@ func (j *Jailer) killJob(id string, sig syscall.Signal) bool {
 		j.jobs.mu.Unlock()
 		return false
 	}
+	if sig == unix.SIGINT || sig == unix.SIGQUIT {
+		j.jobs.mu.Unlock()
+		return true
+	}
 	if terminates(sig) && b.killed == 0 {
 		b.killed = sig
+	}
+	var children []string
+	for cid, c := range j.jobs.jobs {
+		if c.parent == id && !c.done {
+			children = append(children, cid)
+		}
 	}
 	j.jobs.mu.Unlock()
 	if sig != 0 {
 		j.running.signal(id, sig, false)
+	}
+	for _, cid := range children {
+		j.killJob(cid, sig)
 	}
 	return true
 }
@@ -297,7 +324,9 @@ func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []stri
 		}
 	}
 	if len(pids) > 0 {
-		err := j.external(ctx, append([]string{"kill", "-s", signalName(sig)}, pids...))
+		// -- first: a pid like -12345 (a group) is no option of the
+		// kill command's (procps would read it as -1).
+		err := j.external(ctx, append([]string{"kill", "-s", signalName(sig), "--"}, pids...))
 		if err != nil {
 			return err
 		}
@@ -455,11 +484,15 @@ func (j *Jailer) wait(ctx context.Context, hc interp.HandlerContext, args []stri
 	for _, a := range args[1:] {
 		if isJobSpec(a) {
 			sj, err := j.resolveJob(ctx, hc, a)
-			if err != nil {
+			switch {
+			case err == nil:
+				a, waited = "g"+strconv.Itoa(sj.n), append(waited, sj.id)
+			case !strings.HasPrefix(a, "g"):
 				fmt.Fprintf(hc.Stderr, "wait: %v\n", err)
 				return interp.ExitStatus(127)
 			}
-			a, waited = "g"+strconv.Itoa(sj.n), append(waited, sj.id)
+			// $! of a job wsh did not see start (source, a trap's
+			// code): the interpreter's own wait knows it.
 		}
 		out = append(out, a)
 	}

@@ -46,6 +46,9 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 	if c.rc != nil && c.rc.job != "" {
 		own = []string{job.BackgroundVar + "=", job.JobVar + "=" + c.rc.job} // the job's own commands
 	}
+	if m, ok := setUmask(c.hc); ok {
+		own = append(own, fmt.Sprintf("%s=%04o", umaskVar, m)) // the script's umask
+	}
 	r, err := j.newInterp(c.env, own, append([]string{"--"}, c.args[1:]...),
 		interp.Dir(c.hc.Dir),
 		interp.StdIO(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr),
