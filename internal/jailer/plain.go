@@ -68,6 +68,7 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 	stop := forwardPlain(cmd, c.rc)
 	werr := cmd.Wait()
 	stop()
+	j.sharedGroupEnded(cmd, c.rc)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -150,4 +151,21 @@ func terminalForeground() bool {
 	defer unix.Close(fd)
 	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// sharedGroupEnded notes an unsandboxed command that was in wsh's own
+// process group, its terminal's foreground one: a Ctrl-C there reached
+// the command and wsh at once, and wsh's handling of it may come after
+// the command is gone. A command that died of SIGINT so is taken as
+// interrupted (the script ends, as bash's), and a SIGINT that wsh handles
+// just after such a command ended is taken as that command's (the
+// script goes on, as bash's does after a command that handled it).
+func (j *Jailer) sharedGroupEnded(cmd *exec.Cmd, rc *running) {
+	if rc == nil || cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid || cmd.ProcessState == nil {
+		return
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+		rc.interrupted.Store(true)
+	}
+	j.sharedEnd.Store(time.Now().UnixNano())
 }
