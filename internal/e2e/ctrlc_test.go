@@ -195,16 +195,27 @@ func TestInteractive(t *testing.T) {
 			if !waitUntil(10*time.Second, func() bool { return sleepRuns(token) }) {
 				t.Fatal("the sleep did not start")
 			}
-			p.tmux("send-keys", "C-c")
+			// Each time, the next line is typed once the prompt is back,
+			// as a person does (typed before, the terminal would show
+			// it before the prompt, and its output after it).
+			prompts := func() int { return strings.Count("\n"+trimLines(p.screen()), "\n"+ps1) }
+			ctrlC := func() {
+				n := prompts()
+				p.tmux("send-keys", "C-c")
+				if !waitUntil(10*time.Second, func() bool { return prompts() > n }) {
+					t.Fatalf("no prompt after Ctrl-C; the terminal shows:\n%s", p.screen())
+				}
+			}
+			ctrlC()
 			typeLine("echo status=$?")
 			p.waitFor("status=130", 10*time.Second)
 			typeLine("while :; do :; done")
 			time.Sleep(300 * time.Millisecond)
-			p.tmux("send-keys", "C-c")
+			ctrlC()
 			typeLine("echo loop-ended")
 			p.waitFor("loop-ended", 10*time.Second)
 			p.tmux("send-keys", "-l", "echo DROPPED")
-			p.tmux("send-keys", "C-c")
+			ctrlC()
 			typeLine("echo after-drop")
 			s := p.waitFor("after-drop", 10*time.Second)
 			if strings.Contains(trimLines(s), "\nDROPPED") {
