@@ -212,6 +212,22 @@ func (j *Jailer) resolveJob(ctx context.Context, hc interp.HandlerContext, spec 
 	return shellJob{}, fmt.Errorf("%s: ambiguous job spec", spec)
 }
 
+// endedJob is, for wait, the job %N names that has ended and was not
+// waited for yet: its status is still to be had (kill %1; wait %1),
+// however soon it ended.
+func (j *Jailer) endedJob(ctx context.Context, hc interp.HandlerContext, spec string) (shellJob, error) {
+	i, err := strconv.Atoi(strings.TrimPrefix(spec, "%"))
+	if err == nil {
+		jobs := j.shellJobs(ctx, hc)
+		for k := len(jobs) - 1; k >= 0; k-- {
+			if sj := jobs[k]; sj.num == i && sj.done && !sj.reported {
+				return sj, nil
+			}
+		}
+	}
+	return shellJob{}, fmt.Errorf("%s: no such job", spec)
+}
+
 // isJobSpec says whether a kill or wait operand names a job.
 func isJobSpec(s string) bool {
 	if strings.HasPrefix(s, "%") {
@@ -484,6 +500,9 @@ func (j *Jailer) wait(ctx context.Context, hc interp.HandlerContext, args []stri
 	for _, a := range args[1:] {
 		if isJobSpec(a) {
 			sj, err := j.resolveJob(ctx, hc, a)
+			if err != nil {
+				sj, err = j.endedJob(ctx, hc, a)
+			}
 			switch {
 			case err == nil:
 				a, waited = "g"+strconv.Itoa(sj.n), append(waited, sj.id)
