@@ -19,8 +19,7 @@ type engine interface {
 	// startRun gives a Run its context, and what maps the Run's error
 	// when it is over (a run ended by a command refused under
 	// WSH_REQUIRE_SANDBOX: 126).
-	// funcs are the functions the script defines.
-	startRun(ctx context.Context, funcs []string) (context.Context, func(error) error)
+	startRun(ctx context.Context) (context.Context, func(error) error)
 	interrupt() bool
 }
 

@@ -37,8 +37,8 @@ func (e jailEngine) newInterp(environ, params []string, opts ...interp.RunnerOpt
 func (e jailEngine) close() error    { return e.j.Close() }
 func (e jailEngine) interrupt() bool { return e.j.Interrupt() }
 
-func (e jailEngine) startRun(ctx context.Context, funcs []string) (context.Context, func(error) error) {
-	return e.j.StartRun(ctx, funcs...)
+func (e jailEngine) startRun(ctx context.Context) (context.Context, func(error) error) {
+	return e.j.StartRun(ctx)
 }
 func (e jailEngine) writable() []string { return e.j.Writable() }
 

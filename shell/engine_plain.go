@@ -89,7 +89,7 @@ func DefaultProtected() []string { return nil }
 
 func (e *plainEngine) blocked() []Blocked { return nil }
 
-func (e *plainEngine) startRun(ctx context.Context, _ []string) (context.Context, func(error) error) {
+func (e *plainEngine) startRun(ctx context.Context) (context.Context, func(error) error) {
 	return ctx, func(err error) error { return err }
 }
 

@@ -243,7 +243,7 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	r.mu.Unlock()
 	defer r.endRun()
 	job.Mark(file)
-	ctx, end := r.engine.startRun(ctx, job.Functions(file))
+	ctx, end := r.engine.startRun(ctx)
 	err = end(r.interp.Run(ctx, file))
 	if errors.Is(err, proto.ErrInterrupted) {
 		return interruptedError{}

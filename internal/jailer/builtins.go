@@ -72,9 +72,6 @@ func (j *Jailer) renameBuiltin(hc interp.HandlerContext, args []string) []string
 	if builtin(args[i]) == nil || args[i] == job.StartCall || args[i] == job.EndCall {
 		return args
 	}
-	if _, isFunc := j.funcs.Load(args[i]); isFunc && i == 0 {
-		return args // the script's own function of that name
-	}
 	return append([]string{builtinPrefix + args[i]}, args[i+1:]...)
 }
 

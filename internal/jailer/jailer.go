@@ -89,7 +89,6 @@ type Jailer struct {
 	running      runningSet   // the external commands running (Interrupt, kill)
 	jobs         jobTable     // the background jobs of the Jailer's scripts
 	sharedEnd    atomic.Int64 // when an unsandboxed command in wsh's group ended (Interrupt)
-	funcs        sync.Map     // the names of the functions the Runner's scripts define (StartRun)
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it

@@ -44,14 +44,7 @@ var errFailedClosed = errors.New("a command was refused: WSH_REQUIRE_SANDBOX is 
 //
 // No context is cancelled, so that nothing of a Run outlives it by
 // holding its parent context's resources.
-//
-// funcs are the functions the script defines: a call of one of them by a
-// builtin's name (a script's own kill) is the function's, not wsh's
-// builtin, from then on in the Runner's scripts.
-func (j *Jailer) StartRun(ctx context.Context, funcs ...string) (context.Context, func(error) error) {
-	for _, f := range funcs {
-		j.funcs.Store(f, true)
-	}
+func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) error) {
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
 		if rs.failedClosed.Load() {

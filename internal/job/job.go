@@ -128,18 +128,6 @@ func source(st *syntax.Stmt) string {
 	return strings.TrimSpace(b.String())
 }
 
-// Functions are the names of the functions f defines.
-func Functions(f *syntax.File) []string {
-	var names []string
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
-			names = append(names, fd.Name.Value)
-		}
-		return true
-	})
-	return names
-}
-
 // HasJobs says whether f starts a background job.
 func HasJobs(f *syntax.File) bool {
 	found := false
