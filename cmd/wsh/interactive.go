@@ -37,7 +37,13 @@ func interactive(r *shell.Runner, stdin io.Reader, stderr io.Writer) int {
 		for sg := range sigs {
 			switch {
 			case sg == syscall.SIGHUP:
+				// The terminal is gone: what runs stops, and wsh ends.
 				close(hup)
+				mu.Lock()
+				if cancelRun != nil {
+					cancelRun()
+				}
+				mu.Unlock()
 				lr.drop()
 				return
 			case sg != syscall.SIGINT:
@@ -84,6 +90,11 @@ func interactive(r *shell.Runner, stdin io.Reader, stderr io.Writer) int {
 			cancel()
 			if r.Exited() && !stopped {
 				return status // exit, or a fatal error
+			}
+			select {
+			case <-hup:
+				return 128 + int(syscall.SIGHUP)
+			default:
 			}
 			fmt.Fprint(stderr, prompt("PS1"))
 		}

@@ -254,10 +254,10 @@ func setUmask(hc interp.HandlerContext) (uint32, bool) {
 // makes a file with it for a script waits.
 var umaskMu sync.Mutex
 
-// withUmask runs f with this process's umask set to the one hc's script
-// set, if it did: an unsandboxed command's fork, a redirection's file. It
-// holds umaskMu in any case: another shell's f must not run while one
-// shell's mask is the process's.
+// withUmask runs f, an unsandboxed command's fork (which does not wait
+// for long), with this process's umask set to the one hc's script set, if
+// it did. It holds umaskMu in any case: another shell's fork or new file
+// must not be made while one shell's mask is the process's.
 func withUmask(hc interp.HandlerContext, f func()) {
 	umaskMu.Lock()
 	defer umaskMu.Unlock()

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -267,6 +269,32 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 	return j.renameBuiltin(hc, args), nil
 }
 
+// openCreate opens a redirection's file that may be made: one it makes
+// has bash's mode, 0666, less the script's umask (mvdan.cc/sh asks for
+// 0644). The process's umask is not changed for it: an open can wait (a
+// FIFO's, for its reader) for ever, and another shell's commands must not
+// start with this shell's mask meanwhile. The file is made with O_EXCL
+// under umaskMu, so that the process's own umask is in force (no fork of
+// another shell's has it changed), and given the script's mode after; a
+// file that exists is opened as it is, without the lock.
+func openCreate(ctx context.Context, open interp.OpenHandlerFunc, path string, flag int) (io.ReadWriteCloser, error) {
+	umaskMu.Lock()
+	f, err := open(ctx, path, flag|os.O_EXCL, 0o666)
+	umaskMu.Unlock()
+	if err == nil {
+		if m, ok := setUmask(interp.HandlerCtx(ctx)); ok {
+			if ch, ok := f.(interface{ Chmod(os.FileMode) error }); ok {
+				ch.Chmod(os.FileMode(0o666 &^ m))
+			}
+		}
+		return f, nil
+	}
+	if flag&os.O_EXCL != 0 || !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.EEXIST) {
+		return nil, err
+	}
+	return open(ctx, path, flag, 0o666)
+}
+
 // markEval is an eval whose code starts background jobs with those jobs
 // marked (job.Mark), as the script's own are: its code, parsed and
 // printed again. Code that does not parse, or starts no job, is left as
@@ -306,10 +334,7 @@ func (j *Jailer) policyOptions() []interp.RunnerOption {
 		if flag&os.O_CREATE == 0 {
 			return open(ctx, path, flag, perm)
 		}
-		// A file the redirection makes has the script's umask, from
-		// bash's 0666 (mvdan.cc/sh asks for 0644).
-		withUmask(interp.HandlerCtx(ctx), func() { rwc, err = open(ctx, path, flag, 0o666) })
-		return rwc, err
+		return openCreate(ctx, open, path, flag)
 	})
 	if j.cfg.NoSandbox {
 		return []interp.RunnerOption{openHandler}

@@ -86,9 +86,8 @@ type Jailer struct {
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *verdict.Verdict
-	running      runningSet   // the external commands running (Interrupt, kill)
-	jobs         jobTable     // the background jobs of the Jailer's scripts
-	sharedEnd    atomic.Int64 // when an unsandboxed command in wsh's group ended (Interrupt)
+	running      runningSet // the external commands running (Interrupt, kill)
+	jobs         jobTable   // the background jobs of the Jailer's scripts
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it

@@ -153,19 +153,17 @@ func terminalForeground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// sharedGroupEnded notes an unsandboxed command that was in wsh's own
-// process group, its terminal's foreground one: a Ctrl-C there reached
-// the command and wsh at once, and wsh's handling of it may come after
-// the command is gone. A command that died of SIGINT so is taken as
-// interrupted (the script ends, as bash's), and a SIGINT that wsh handles
-// just after such a command ended is taken as that command's (the
-// script goes on, as bash's does after a command that handled it).
+// sharedGroupEnded notes an unsandboxed foreground command that was in
+// wsh's own process group, its terminal's foreground one, and died of
+// SIGINT: a Ctrl-C reached it and wsh at once, and wsh's handling of it
+// may come after the command is gone. It is taken as interrupted: the
+// script ends, as bash's does. (A command that kills itself with SIGINT
+// there ends the script too, where bash's goes on.)
 func (j *Jailer) sharedGroupEnded(cmd *exec.Cmd, rc *running) {
-	if rc == nil || cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid || cmd.ProcessState == nil {
+	if rc == nil || rc.job != "" || cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid || cmd.ProcessState == nil {
 		return
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
 		rc.interrupted.Store(true)
 	}
-	j.sharedEnd.Store(time.Now().UnixNano())
 }

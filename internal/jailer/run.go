@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"mvdan.cc/sh/v3/interp"
 
@@ -147,17 +146,8 @@ func (f *runningSet) signal(id string, sig syscall.Signal, mark bool) int {
 // script go on. Background jobs' commands do not get it: bash starts
 // them with SIGINT ignored.
 func (j *Jailer) Interrupt() bool {
-	if j.running.signal("", syscall.SIGINT, true) > 0 {
-		return true
-	}
-	// An unsandboxed command in wsh's process group that ended a moment
-	// ago had this Ctrl-C from the terminal (sharedGroupEnded).
-	return time.Since(time.Unix(0, j.sharedEnd.Load())) < sharedGrace
+	return j.running.signal("", syscall.SIGINT, true) > 0
 }
-
-// sharedGrace is how late wsh may handle the Ctrl-C that a command in its
-// own process group had from the terminal.
-const sharedGrace = 300 * time.Millisecond
 
 // interrupted is the outcome of a foreground command: what it returned,
 // or, when an interrupt reached it and it died of SIGINT, the end of the
