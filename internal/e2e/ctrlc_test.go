@@ -114,8 +114,12 @@ func TestTerminalCtrlC(t *testing.T) {
 	}{{"jail", "WSH_REQUIRE_SANDBOX=1"}, {"opted-out", "WSH_NO_SANDBOX=1"}} {
 		for _, u := range users {
 			for _, c := range cases {
+				// Not in parallel: unsandboxed, the terminal's SIGINT
+				// reaches the command and wsh at once, and wsh under a
+				// loaded machine may handle it only after the command
+				// has ended (a race a person at a terminal does not
+				// meet; the README lists it).
 				t.Run(place.name+"/"+u.name+"/"+c.name, func(t *testing.T) {
-					t.Parallel()
 					dir := workDir(t, u)
 					token := uniqueNumber(30)
 					script := strings.ReplaceAll(c.script, "SLEEP", "sleep "+token)
