@@ -250,8 +250,11 @@ func lookupEnvOK(environ []string, key string) (string, bool) {
 }
 
 // call is the interpreter's call handler, for every simple command: a
-// Run that failed closed (StartRun) runs nothing more; the caller's
-// handler, if any, comes next.
+// Run that failed closed or was interrupted (StartRun) runs nothing
+// more; eval'd code that starts jobs is marked (markEval); the caller's
+// handler, if any, comes next (not for job.Mark's own calls); and a call
+// of one of wsh's builtins is renamed to reach the exec handler
+// (renameBuiltin).
 func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 	if err := stopped(ctx); err != nil {
 		return nil, err

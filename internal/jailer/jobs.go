@@ -288,10 +288,10 @@ func (j *Jailer) killJob(id string, sig syscall.Signal) bool {
 }
 
 // kill is bash's kill builtin. Job specs (%N, $!) are wsh's: the job's
-// commands get the signal, in the jail as anywhere. Process ids, and
-// -l, go to the kill command in the jail, which can reach only what the
-// jail shows (wsh itself, on the host, never signals a pid a script
-// names).
+// commands get the signal, in the jail as anywhere; -l is wsh's too.
+// Process ids go to the kill command in the jail, after --, which can
+// reach only what the jail shows (wsh itself, on the host, never signals
+// a pid a script names).
 func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	usage := "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]"
 	sig := syscall.SIGTERM
