@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"syscall"
@@ -88,14 +87,5 @@ func runIn(t *testing.T, mode string, u user, dir string, env []string, script s
 	if mode != "" {
 		return runHostile(t, u, dir, env, mode, script)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := wshCmd(ctx, u, dir, env, "-c", script)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatalf("wsh did not run: %v", err)
-	}
-	return result{stdout: out.String(), stderr: errb.String(), status: cmd.ProcessState.ExitCode()}
+	return runWsh(t, u, dir, env, script)
 }

@@ -81,13 +81,7 @@ func TestInterrupt(t *testing.T) {
 					// wsh's own variable in its environment changes
 					// nothing (review: it made commands background ones).
 					env := append([]string{"__wsh_background=1"}, p.env...)
-					var cmd *exec.Cmd
-					if p.mode != "" {
-						cmd = hostileCmd(t, context.Background(), u, workDir(t, u), env, p.mode, script)
-					} else {
-						cmd = wshCmd(context.Background(), u, workDir(t, u), env, "-c", script)
-					}
-					s := startCmd(t, cmd)
+					s := startCmd(t, cmdIn(t, p.mode, u, workDir(t, u), env, script))
 					s.waitLine(t, "ready")
 					if script != c.script && !waitUntil(10*time.Second, func() bool { return sleepRuns(token) }) {
 						t.Fatal("the sleep did not start in 10 s")
@@ -171,4 +165,13 @@ func TestRequireSandboxStopsTheScript(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cmdIn is the command that runs `wsh -c script` as u, on the hostile
+// harness's mode when one is given.
+func cmdIn(t *testing.T, mode string, u user, dir string, env []string, script string) *exec.Cmd {
+	if mode != "" {
+		return hostileCmd(t, context.Background(), u, dir, env, mode, script)
+	}
+	return wshCmd(context.Background(), u, dir, env, "-c", script)
 }
