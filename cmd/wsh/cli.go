@@ -259,12 +259,15 @@ func status(stderr io.Writer, err error, sig *signalCtx) int {
 	if s := sig.received(); s != 0 {
 		return proto.SignalStatus(s)
 	}
+	return exitCode(stderr, err)
+}
+
+// exitCode is the status of what a Run returned: its exit status (130 for
+// shell.ErrInterrupted), 2 for a parse error, 1 for any other error; an
+// error is said on stderr.
+func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
-	}
-	if errors.Is(err, shell.ErrInterrupted) {
-		// Its foreground command died of the SIGINT: so does wsh.
-		return proto.SignalStatus(syscall.SIGINT)
 	}
 	if es, ok := errors.AsType[interp.ExitStatus](err); ok {
 		return int(es)

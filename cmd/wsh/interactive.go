@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 
-	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/shell"
@@ -119,22 +118,11 @@ func runStmts(ctx context.Context, r *shell.Runner, stmts []*syntax.Stmt, stderr
 		return 2, false
 	}
 	err := r.Run(ctx, b.String())
-	var es interp.ExitStatus
-	var pe syntax.ParseError
-	switch {
-	case err == nil:
-		return 0, false
-	case errors.Is(err, shell.ErrInterrupted), errors.Is(err, context.Canceled):
+	if errors.Is(err, shell.ErrInterrupted) || errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr)
 		return 130, true
-	case errors.As(err, &es):
-		return int(es), false
-	case errors.As(err, &pe):
-		fmt.Fprintf(stderr, "wsh: %v\n", err)
-		return 2, false
 	}
-	fmt.Fprintf(stderr, "wsh: %v\n", err)
-	return 1, false
+	return exitCode(stderr, err), false
 }
 
 // prompt is PS1 or PS2 from the environment, with bash's \u, \h, \w,
