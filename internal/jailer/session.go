@@ -211,6 +211,12 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		return out, nil, false
 	case errors.Is(facts.StartErr, launch.ErrSessionLost):
 		// It may have run in part: not run again.
+		if j.closed.Load() {
+			// Runner.Close ended the session, and every process of it,
+			// as the command was sent or had just started (a job left
+			// running): nothing to say, as for a job killed at Close.
+			return out, interp.ExitStatus(proto.SignalStatus(syscall.SIGKILL)), true
+		}
 		if sj.endedByUs() {
 			// Ended by another command's renewSession as this one was
 			// sent: it did not start, or was killed with the session.
