@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -98,7 +99,7 @@ func copySelf() (*os.File, error) {
 		err = mem.Chmod(0o555)
 	}
 	if err == nil {
-		_, err = unix.FcntlInt(mem.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+		err = sealWrites(int(mem.Fd()))
 	}
 	if err == nil {
 		// F_SEAL_EXEC (Linux 6.3) also freezes the mode; older kernels
@@ -111,6 +112,25 @@ func copySelf() (*os.File, error) {
 		return nil, err
 	}
 	return mem, nil
+}
+
+// sealWaits is how long sealWrites waits, in all, between its tries.
+var sealWaits = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, time.Second, 2 * time.Second}
+
+// sealWrites seals fd against every change of its contents. The kernel
+// gives EBUSY while something holds a transient reference to one of its
+// pages (it waits about 150 ms for them itself): seen once in a run of
+// the whole suite under load, which made a wsh start unable to jail
+// anything. EBUSY is tried again, a few times over about 3 s; any other
+// error, or EBUSY that lasts, is the caller's.
+func sealWrites(fd int) error {
+	for i := 0; ; i++ {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+		if err != unix.EBUSY || i == len(sealWaits) {
+			return err
+		}
+		time.Sleep(sealWaits[i])
+	}
 }
 
 // namespacesAllowed checks a mode-1 refusal: it starts a child with the
