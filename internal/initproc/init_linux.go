@@ -108,7 +108,7 @@ func initMain() int {
 	runtime.LockOSThread()
 	spec, err := readSpec()
 	if err == nil && spec.Rung != proto.RungFull {
-		return lowerMain(spec)
+		return lowerMain(spec, sigs, notified)
 	}
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
@@ -138,15 +138,20 @@ func initMain() int {
 // lowerMain is the init of the rungs without namespaces (landlock,
 // seccomp): in the host's namespaces, it confines itself and execs the
 // target in its place, so there is no PID 1 to reap and nothing between
-// the target and wsh's signals. A report and ReservedStatus when a step,
-// or the exec, fails.
-func lowerMain(spec *proto.Spec) int {
+// the target and wsh's signals; or, for a session, it stays, confined, and
+// forks each command (serveLower). A report and ReservedStatus when a
+// step, or the exec, fails.
+func lowerMain(spec *proto.Spec, sigs <-chan os.Signal, notified <-chan struct{}) int {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range lowerSteps {
 		if err := s.run(st); err != nil {
 			writeReport(s.id, err)
 			return proto.ReservedStatus
 		}
+	}
+	if spec.Session {
+		<-notified
+		return serveLower(st, sigs)
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.

@@ -354,6 +354,12 @@ func (s *Session) close() error {
 	// The descriptor stays open until the end, so it is still the
 	// socket's.
 	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
+	if s.rung != proto.RungFull {
+		// A lower rung's zygote is in reach of its commands' signals
+		// (its own Landlock domain): one may have stopped it. It is to
+		// end them itself, as it reads the channel's end.
+		s.p.Signal(syscall.SIGCONT)
+	}
 	select {
 	case <-s.gone:
 	case <-time.After(closeTimeout):
@@ -361,6 +367,8 @@ func (s *Session) close() error {
 		// SIGKILL to a PID 1 ends its whole namespace. Its home lock may
 		// then be let go before the last process is gone, which the
 		// init's own end avoids; this is for an init that cannot end.
+		// A lower rung's zygote has no namespace: what it forked and
+		// did not end is left (docs/sandbox.md).
 		s.p.Kill()
 		<-s.gone
 	}
