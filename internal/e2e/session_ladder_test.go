@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,8 +217,8 @@ func TestLadderSessionEndsWithWsh(t *testing.T) {
 // of a directory above a hidden path one by one, and Landlock adds no
 // rule to a domain in force. A file made on the host in such a directory
 // after the session's zygote was made is read by a later command: the
-// session is made anew for it, and a background job of the old one runs
-// on.
+// session is made anew for it. A background job of the old one runs on,
+// and the old zygote ends once that job has ended, while wsh runs on.
 func TestLadderSessionSeesANewEntry(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
@@ -228,20 +229,39 @@ func TestLadderSessionSeesANewEntry(t *testing.T) {
 			t.Cleanup(func() { noLeftovers(t, job) })
 			s := startCmd(t, hostileCmd(t, context.Background(), u, dir, []string{"WSH_JAIL=session", "WSH_HIDE=" + filepath.Join(dir, "secret")}, cloneEPERM.arg,
 				`sleep `+job+` &
-true
+sh -c 'echo old=$PPID'
 echo ready
 while [ ! -e sub/go ]; do sleep 0.05; done
 cat new
 pgrep -x -f "sleep `+job+`" >/dev/null && echo job runs
-kill %1`))
+kill %1
+wait
+echo job ended
+while [ ! -e sub/go2 ]; do sleep 0.05; done
+echo done`))
 			s.waitLine(t, "ready")
+			var old int
+			for _, l := range s.out {
+				if v, ok := strings.CutPrefix(l, "old="); ok {
+					old, _ = strconv.Atoi(v)
+				}
+			}
+			if old <= 1 {
+				t.Fatalf("no zygote's pid:\n%s", strings.Join(s.out, "\n"))
+			}
 			// Hours old, as a user's files are.
 			writeOwned(t, u, filepath.Join(dir, "new"), "made on the host\n")
-			old := time.Now().Add(-3 * time.Hour)
-			os.Chtimes(filepath.Join(dir, "new"), old, old)
+			hoursAgo := time.Now().Add(-3 * time.Hour)
+			os.Chtimes(filepath.Join(dir, "new"), hoursAgo, hoursAgo)
 			writeOwned(t, u, filepath.Join(dir, "sub", "go"), "")
 			s.waitLine(t, "made on the host")
 			s.waitLine(t, "job runs")
+			s.waitLine(t, "job ended")
+			if !waitUntil(10*time.Second, func() bool { _, err := os.Stat(fmt.Sprintf("/proc/%d", old)); return err != nil }) {
+				t.Errorf("the old zygote, %d, runs on with nothing in it", old)
+			}
+			writeOwned(t, u, filepath.Join(dir, "sub", "go2"), "")
+			s.waitLine(t, "done")
 			if status, out := s.wait(t, 30*time.Second); status != 0 || !strings.Contains(out, "later commands get a new session") {
 				t.Errorf("status %d, or no word of the new session:\n%s", status, out)
 			}

@@ -42,6 +42,8 @@ type sessionJail struct {
 	mu      sync.Mutex
 	ended   bool // the session's jail is gone: commands get their own
 	renewed bool // ended by renewSession, which made another
+	running int  // commands sent to it that have not ended
+	retired bool // a lower rung's, made anew: closed once running is 0
 
 	closeOnce sync.Once
 	closeErr  error
@@ -250,10 +252,14 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	}
 	sj.mu.Lock()
 	ended := sj.ended
+	if !ended {
+		sj.running++
+	}
 	sj.mu.Unlock()
 	if ended {
 		return out, nil, false
 	}
+	defer sj.done()
 	umask, uerr := scriptUmask(c.hc)
 	if uerr != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), uerr)
@@ -301,6 +307,29 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		return out, interp.ExitStatus(126), true
 	}
 	return facts, nil, true
+}
+
+// done is a command's end in sj: a retired session's last closes it.
+func (sj *sessionJail) done() {
+	sj.mu.Lock()
+	sj.running--
+	last := sj.retired && sj.running == 0
+	sj.mu.Unlock()
+	if last {
+		sj.close()
+	}
+}
+
+// retire ends sj for later commands, and closes it now if nothing runs
+// in it, or else when the last command that does ends.
+func (sj *sessionJail) retire() {
+	sj.mu.Lock()
+	sj.ended, sj.retired = true, true
+	idle := sj.running == 0
+	sj.mu.Unlock()
+	if idle {
+		sj.close()
+	}
 }
 
 func (sj *sessionJail) end() {
@@ -372,10 +401,10 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 		// has (its Landlock domain), and runs on; later commands get
 		// the new one. It ends at Close.
 		j.sayOnce(fmt.Sprintf("wsh: %s: later commands get a new session; what runs in the old one runs on", why))
-		sj.end()
 		j.retiredMu.Lock()
 		j.retired = append(j.retired, sj)
 		j.retiredMu.Unlock()
+		sj.retire()
 	}
 	// The session outlives the command that found it stale: not its
 	// context.
