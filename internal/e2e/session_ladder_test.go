@@ -268,3 +268,135 @@ echo done`))
 		})
 	}
 }
+
+// chainPy makes a chain of N processes below the command, each in a
+// process group of its own where that is allowed (setpgid(0, 0)); the
+// command exits once the chain is made (every level has let go of the
+// pipe's write end), and the deepest writes chain-planted after 3 s if it
+// is still alive.
+const chainPy = `python3 -c '
+import os, sys, time
+def level(n, w):
+    if n == 0:
+        os.close(w)
+        time.sleep(3)
+        open("chain-planted", "w").write("x")
+        os._exit(0)
+    if os.fork() == 0:
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        level(n - 1, w)
+    os.close(w)
+    time.sleep(30)
+    os._exit(0)
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(r)
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    level(int(sys.argv[1]), w)
+os.close(w)
+os.read(r, 1)
+' `
+
+// TestLadderSessionDeepChainEnds: a chain of 40 processes, each in a
+// group of its own, left by a command, is gone before the next command
+// (one scan finds it all, whatever its depth), and never writes.
+func TestLadderSessionDeepChainEnds(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					dir := workDir(t, u)
+					token := uniqueNumber(417)
+					t.Cleanup(func() { noLeftovers(t, token) })
+					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode,
+						chainPy+"40 "+token+"\necho alive $(pgrep -c -f '^python3 .*"+token+"')\nsleep 4")
+					if r.status != 0 || r.stdout != "alive 0\n" {
+						t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, "alive 0\n", r.stderr)
+					}
+					if _, err := os.Stat(filepath.Join(dir, "chain-planted")); err == nil {
+						t.Error("the deepest of the chain wrote after its command ended")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionZygoteKilled: a command of a session kills its zygote
+// (on the landlock rung it is in the commands' Landlock domain; on the
+// seccomp rung signals are not confined). wsh then ends every process of
+// the session before it says anything of them: a job running then is said
+// to have been killed only once it is, and what the killer left behind
+// never writes. Later commands get an init of their own. With an init per
+// command on the landlock rung, the kill of wsh is refused.
+func TestLadderSessionZygoteKilled(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			if mode == "command" && rung.name == "seccomp" {
+				continue // there the command's parent is wsh itself, which it would kill
+			}
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					dir := workDir(t, u)
+					token := uniqueNumber(418)
+					t.Cleanup(func() { noLeftovers(t, token) })
+					script := `sh -c 'sleep 2; echo ran > victim-ran' & v=$!
+sleep 0.3
+sh -c '(sleep 2; echo planted > planted) >/dev/null 2>&1 </dev/null & sleep ` + token + ` & kill -9 $PPID 2>/dev/null'
+wait $v; echo victim=$?
+echo after $(pgrep -c -x -f "sleep ` + token + `")
+sleep 3`
+					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode, script)
+					want := "victim=137\nafter 0\n"
+					if mode == "command" {
+						want = "victim=0\nafter 0\n"
+					}
+					if r.status != 0 || r.stdout != want {
+						t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+					}
+					_, ranErr := os.Stat(filepath.Join(dir, "victim-ran"))
+					if mode == "session" && ranErr == nil {
+						t.Error("the job said killed ran to its end")
+					}
+					if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
+						t.Error("what the zygote's killer left behind wrote after it")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionWritableMovedAway: on the landlock rung a writable
+// path is granted by the inode it led to when the zygote was made. One
+// moved away on the host and made anew during the run gets a new session:
+// the next command writes to the new directory.
+func TestLadderSessionWritableMovedAway(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir, wr := workDir(t, u), filepath.Join(t.TempDir(), "wr")
+			os.Chmod(filepath.Dir(wr), 0o755)
+			mkdirOwned(t, u, wr)
+			mkdirOwned(t, u, filepath.Join(dir, "sub"))
+			s := startCmd(t, hostileCmd(t, context.Background(), u, dir, []string{"WSH_JAIL=session", "WSH_WRITABLE=" + wr}, cloneEPERM.arg,
+				`true
+echo ready
+while [ ! -e sub/go ]; do sleep 0.05; done
+sh -c 'echo new > `+wr+`/c && echo wrote-new'`))
+			s.waitLine(t, "ready")
+			if err := os.Rename(wr, wr+".old"); err != nil {
+				t.Fatal(err)
+			}
+			mkdirOwned(t, u, wr)
+			writeOwned(t, u, filepath.Join(dir, "sub", "go"), "")
+			s.waitLine(t, "wrote-new")
+			s.wait(t, 30*time.Second)
+		})
+	}
+}

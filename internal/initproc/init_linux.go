@@ -30,6 +30,8 @@ func Init() {
 		os.Exit(readback())
 	case proto.KeeperArg0:
 		os.Exit(keeperMain())
+	case proto.ZygoteArg0:
+		os.Exit(zygoteMain())
 	}
 }
 
@@ -108,7 +110,7 @@ func initMain() int {
 	runtime.LockOSThread()
 	spec, err := readSpec()
 	if err == nil && spec.Rung != proto.RungFull {
-		return lowerMain(spec, sigs, notified)
+		return lowerMain(spec)
 	}
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
@@ -141,7 +143,7 @@ func initMain() int {
 // the target and wsh's signals; or, for a session, it stays, confined, and
 // forks each command (serveLower). A report and ReservedStatus when a
 // step, or the exec, fails.
-func lowerMain(spec *proto.Spec, sigs <-chan os.Signal, notified <-chan struct{}) int {
+func lowerMain(spec *proto.Spec) int {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range lowerSteps {
 		if err := s.run(st); err != nil {
@@ -150,8 +152,7 @@ func lowerMain(spec *proto.Spec, sigs <-chan os.Signal, notified <-chan struct{}
 		}
 	}
 	if spec.Session {
-		<-notified
-		return serveLower(st, sigs)
+		return execZygote()
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.

@@ -52,30 +52,6 @@ func serve(st *setupState, sigs <-chan os.Signal) int {
 	return 0
 }
 
-// serveLower runs a session on a rung without namespaces (landlock,
-// seccomp): the init, confined by the setup as a command's own init is
-// (no_new_privs, no capabilities, the Landlock domain, the filter), forks
-// every command, which inherits all of it. There is no PID namespace to
-// end: the zygote is the subreaper of its commands, so that whatever they
-// leave behind becomes its child, and it kills that when the command
-// ends, and everything when the session does. It is non-dumpable (the
-// descriptors step), so that no command, of its uid and in its Landlock
-// domain, can open its channel through /proc, take it with pidfd_getfd or
-// trace it. wsh's death ends it through the channel's end, not a
-// parent-death signal: the zygote kills its commands before it exits.
-func serveLower(st *setupState, sigs <-chan os.Signal) int {
-	for _, opt := range [][2]uintptr{{unix.PR_SET_CHILD_SUBREAPER, 1}, {unix.PR_SET_PDEATHSIG, 0}} {
-		if err := unix.Prctl(int(opt[0]), opt[1], 0, 0, 0); err != nil {
-			writeReport(proto.StepParent, os.NewSyscallError("prctl", err))
-			return proto.ReservedStatus
-		}
-	}
-	s := newServer(st, true)
-	s.serve(sigs)
-	s.endLower()
-	return 0
-}
-
 func newServer(st *setupState, lower bool) *server {
 	return &server{st: st, fd: proto.SessionFD, lower: lower, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
 }
@@ -481,8 +457,7 @@ func (s *server) signal(m proto.SessionMsg) {
 // wsh; an orphan reparented to PID 1 is only reaped.
 func (s *server) reap() {
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		pid, err := s.exited()
 		if err == unix.EINTR {
 			continue
 		}
@@ -494,15 +469,22 @@ func (s *server) reap() {
 		}
 		s.mu.Lock()
 		id, ok := s.ids[pid]
+		if ok && s.lower {
+			// Its process group, at once, as a lower rung's jail per
+			// command ends it, while its pid, not reaped yet, cannot
+			// be another's; what left the group is found by
+			// killOrphans.
+			unix.Kill(-pid, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != unix.EINTR {
+				break
+			}
+		}
 		if ok {
 			delete(s.ids, pid)
 			delete(s.byID, id)
-			if s.lower {
-				// Its process group, at once, as a lower rung's jail
-				// per command ends it; what left the group is found
-				// by killOrphans.
-				unix.Kill(-pid, unix.SIGKILL)
-			}
 			s.killOrphans()
 		}
 		s.mu.Unlock()
@@ -510,6 +492,16 @@ func (s *server) reap() {
 			s.send(proto.SessionMsg{Kind: proto.MsgExited, ID: id, Value: uint32(proto.WaitStatus(syscall.WaitStatus(ws)))})
 		}
 	}
+}
+
+// exited waits until a child has exited, and returns its pid without
+// reaping it (waitid with WNOWAIT): the caller reaps it.
+func (s *server) exited() (int, error) {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WALL, nil); err != nil {
+		return 0, err
+	}
+	return siginfoPid(&info), nil
 }
 
 func (s *server) send(m proto.SessionMsg) {

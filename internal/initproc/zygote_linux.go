@@ -2,67 +2,114 @@ package initproc
 
 import (
 	"os"
-	"strconv"
-	"strings"
+	"os/signal"
+	"runtime"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
+	"wsh/internal/sweep"
 )
 
-// What a lower rung's zygote (serveLower) leaves to no process: as the
-// subreaper of its commands, every process they leave behind (a job of a
-// shell that has exited, a daemon that forked twice) is made its child,
-// and no process of its subtree can leave it (it can only be killed).
+// A lower rung's session (Spec.Session on the landlock or seccomp rung):
+// the init runs the rung's setup on its main thread, then execs itself as
+// the zygote (ZygoteArg0), which forks every command of the session.
+// Landlock's domain and the capabilities are a thread's own, and the Go
+// runtime's other threads were made before the setup: the exec leaves one
+// thread, the confined one, from which every thread of the zygote is
+// made. Its commands inherit all of it (the filter: SessionForkGroup).
+//
+// The zygote leads a session of its own (the launch's setsid), which
+// its commands cannot leave (setsid is refused) and no other process can
+// join: every process of it is the zygote's or a command's, whatever
+// became of its parent. What it kills, it finds there (package sweep).
 
-// killLeftLower kills, when a command has exited, every child of the
-// zygote that is no running command: what a command left behind, as
-// killOrphans does in a jail's PID namespace. The children of one it
-// kills are made its children in turn, and killed by the next pass.
-// Called with mu held.
+// execZygote execs the zygote, keeping the channel and the sentinel.
+func execZygote() int {
+	for _, fd := range []int{proto.SessionFD, proto.ReportFD} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			writeReport(proto.StepExec, os.NewSyscallError("fcntl", err))
+			return proto.ReservedStatus
+		}
+	}
+	err := unix.Exec("/proc/self/exe", []string{proto.ZygoteArg0}, []string{})
+	writeReport(proto.StepExec, err)
+	return proto.ReservedStatus
+}
+
+// zygoteMain serves a lower rung's session. It is non-dumpable (the exec
+// made it dumpable again), so that no command, of its uid, can open its
+// channel through /proc, take it with pidfd_getfd or read its memory; it
+// is the subreaper of its commands, so that what a command leaves becomes
+// its child; and it has no parent-death signal: wsh's death ends it
+// through the channel's end, after it has killed every process of the
+// session.
+func zygoteMain() int {
+	runtime.LockOSThread() // each fork from one thread (watchFork)
+	for _, opt := range [][2]uintptr{{unix.PR_SET_DUMPABLE, 0}, {unix.PR_SET_CHILD_SUBREAPER, 1}, {unix.PR_SET_PDEATHSIG, 0}} {
+		if err := unix.Prctl(int(opt[0]), opt[1], 0, 0, 0); err != nil {
+			writeReport(proto.StepExec, os.NewSyscallError("prctl", err))
+			return proto.ReservedStatus
+		}
+	}
+	for _, fd := range []int{proto.SessionFD, proto.ReportFD} {
+		unix.CloseOnExec(fd)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals()...)
+	signal.Notify(make(chan os.Signal, 1), dropped...)
+	s := newServer(nil, true)
+	s.serve(sigs)
+	s.endLower()
+	return 0
+}
+
+// endGrace bounds the zygote's last sweep; wsh sweeps the session too
+// once the zygote is gone.
+const endGrace = 2 * time.Second
+
+// killLeftLower kills, when a command has exited, what it left: if a
+// child of the zygote is no running command (a process whose parent
+// died, made the zygote's by its subreaper), every process of the session
+// that descends from no running command, found in one scan, whatever the
+// depth. Called with mu held.
 func (s *server) killLeftLower() {
-	for pass := 0; pass < 10; pass++ {
-		var killed []int
-		for _, pid := range liveChildren() {
-			if _, running := s.ids[pid]; !running {
-				unix.Kill(pid, unix.SIGKILL)
-				killed = append(killed, pid)
-			}
+	orphan := false
+	for _, pid := range liveChildren() {
+		if _, running := s.ids[pid]; !running {
+			orphan = true
+			break
 		}
-		if len(killed) == 0 {
-			return
-		}
-		awaitDeath(killed, 100*time.Millisecond)
 	}
+	if !orphan {
+		return
+	}
+	sweep.Kill(os.Getpid(), s.ofARunningCommand, endGrace)
 }
 
-// endLower kills every process of the session: each child of the zygote,
-// then the children those leave it, until it has none but the dead.
+// ofARunningCommand says that pid is a running command or descends from
+// one. Called with mu held.
+func (s *server) ofARunningCommand(pid int, ps map[int]sweep.Proc) bool {
+	for n := 0; n <= len(ps); n++ {
+		if _, running := s.ids[pid]; running {
+			return true
+		}
+		p, ok := ps[pid]
+		if !ok {
+			return false // the zygote, or a parent that has exited
+		}
+		pid = p.PPid
+	}
+	return false
+}
+
+// endLower kills every process of the session.
 func (s *server) endLower() {
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		kids := liveChildren()
-		if len(kids) == 0 {
-			return
-		}
-		for _, pid := range kids {
-			unix.Kill(pid, unix.SIGKILL)
-		}
-		awaitDeath(kids, 100*time.Millisecond)
-	}
-}
-
-// awaitDeath waits, at most d, until each of pids has exited (a zombie,
-// or reaped): its children are then the zygote's.
-func awaitDeath(pids []int, d time.Duration) {
-	deadline := time.Now().Add(d)
-	for _, pid := range pids {
-		for time.Now().Before(deadline) {
-			if _, state, ok := parentOf(pid); !ok || state == "Z" || state == "X" {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sweep.Kill(os.Getpid(), nil, endGrace)
 }
 
 // liveChildren are the children of every thread of this process that
@@ -74,19 +121,30 @@ func liveChildren() []int {
 	}
 	var out []int
 	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				continue
-			}
-			if _, state, ok := parentOf(pid); ok && state != "Z" && state != "X" {
+		for _, pid := range threadChildren(atoi(t.Name())) {
+			if p, ok := sweep.Stat(pid); ok && p.State != 'Z' && p.State != 'X' {
 				out = append(out, pid)
 			}
 		}
 	}
 	return out
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// siginfoPid is si_pid of a SIGCHLD's siginfo: the first field of the
+// union that follows si_signo, si_errno and si_code, aligned to a
+// pointer.
+func siginfoPid(info *unix.Siginfo) int {
+	off := unsafe.Sizeof(uintptr(0)) * 2
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		off = 12
+	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }

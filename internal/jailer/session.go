@@ -97,6 +97,12 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 		return verdict.Verdict{}
 	}
 	v := verdict.Classify(facts)
+	if s == nil && rung != proto.RungFull && v.Kind == verdict.NotExecutable && v.Step == proto.StepExec {
+		// Every step of the rung's setup held; the zygote could not exec
+		// itself (proto.ZygoteArg0). The rung stands, without a session.
+		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: its init could not exec itself as the zygote (%v); commands get an init of their own", rung, v.Errno))
+		return verdict.Verdict{Kind: verdict.Ran}
+	}
 	if s == nil {
 		if v.Kind == verdict.Ran {
 			// The init ended its setup without a word and exited: no
@@ -134,9 +140,10 @@ func (j *Jailer) sessionPrint(rung proto.Rung) string {
 	return j.hiddenPrint()
 }
 
-// grantedPrint is how the directories above each hidden path stand now
-// (and those above /dev, which the landlock rung keeps out of its read
-// grant too): their identity and the time their entries last changed.
+// grantedPrint is how the landlock rung's grants stand now: the identity
+// of each writable path, and the directories above each hidden path (and
+// those above /dev, which the landlock rung keeps out of its read grant
+// too): their identity and the time their entries last changed.
 // The landlock rung grants each entry of those directories, but the
 // hidden path's, one by one, and Landlock cannot add a rule to a domain
 // in force: an entry made there after the session's zygote was made is
@@ -145,6 +152,20 @@ func (j *Jailer) sessionPrint(rung proto.Rung) string {
 func (j *Jailer) grantedPrint() string {
 	var b strings.Builder
 	seen := map[string]bool{}
+	// The writable paths (and the FIFOs' directory) are granted by the
+	// inode each path led to then: one moved away and made anew would be
+	// writable at its old inode and not at its path.
+	for _, w := range append(append([]proto.PathID(nil), j.policy.writable...), proto.PathID{Path: j.shmDir.Path}) {
+		if w.Path == "" {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(w.Path, &st); err == nil {
+			fmt.Fprintf(&b, "w%s\x00%d:%d\n", w.Path, st.Dev, st.Ino)
+		} else {
+			fmt.Fprintf(&b, "w%s\x00-\n", w.Path)
+		}
+	}
 	hidden := append(j.policy.hiddenNow(), proto.PathID{Path: "/dev"})
 	for _, id := range hidden {
 		for d := filepath.Dir(id.Path); ; d = filepath.Dir(d) {
@@ -343,7 +364,7 @@ func (sj *sessionJail) end() {
 func (sj *sessionJail) stale(prot *protection, hidden string) string {
 	if hidden != sj.hidden {
 		if sj.rung == proto.RungLandlock {
-			return "a hidden path, or a directory above one, changed since the session's jail was made"
+			return "a hidden or writable path, or a directory above a hidden path, changed since the session's jail was made"
 		}
 		return "a hidden path changed since the session's jail was made"
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/sweep"
 )
 
 // ErrSessionEnded is a command for a session whose jail had ended: it was
@@ -49,6 +50,20 @@ type Session struct {
 
 // closeTimeout is how long Close waits for the init to end by itself.
 const closeTimeout = 5 * time.Second
+
+// sweepTimeout bounds wsh's sweep of a lower rung's session, once its
+// zygote is gone.
+const sweepTimeout = 5 * time.Second
+
+// awaitPidfd waits until the process of pidfd has exited.
+func awaitPidfd(pidfd int) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			return
+		}
+	}
+}
 
 // A Command is one command for a Session.
 type Command struct {
@@ -129,9 +144,27 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	}
 	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, fd: int(ours.Fd()), wait: map[uint64]chan proto.SessionMsg{},
 		end: make(chan struct{}), gone: gone}
+	// A lower rung's zygote ends what its session runs; one that was
+	// killed (its commands can signal it) or stalled and killed at Close
+	// could not: wsh ends it, before it reaps the zygote, whose session
+	// id cannot be another's until then.
+	pidfd := -1
+	if s.rung != proto.RungFull {
+		if pidfd, err = unix.PidfdOpen(p.Pid, 0); err != nil {
+			pidfd = -1
+		}
+	}
 	go s.read()
 	go func() {
+		if pidfd >= 0 {
+			awaitPidfd(pidfd)
+			sweep.Kill(p.Pid, nil, sweepTimeout)
+			unix.Close(pidfd)
+		}
 		p.Wait()
+		if pidfd < 0 && s.rung != proto.RungFull {
+			sweep.Kill(p.Pid, nil, sweepTimeout) // no pidfd (before Linux 5.3)
+		}
 		cio.wait(exitGrace)
 		close(gone)
 	}()
@@ -271,6 +304,12 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 		case <-s.end:
 			if !started {
 				return 0, nil, ErrSessionLost
+			}
+			// The session's end killed the command: said once every
+			// process of it is gone, not while it may still run.
+			select {
+			case <-s.gone:
+			case <-time.After(closeTimeout + sweepTimeout):
 			}
 			return proto.SignalStatus(syscall.SIGKILL), nil, nil
 		case sig := <-sigs:

@@ -11,6 +11,13 @@ import (
 // InitArg0 is the argv[0] with which wsh re-executes itself as the jail init.
 const InitArg0 = "wsh-jail-init"
 
+// ZygoteArg0 is the argv[0] with which a lower rung's session init
+// (Spec.Session) execs itself once its setup is over: every thread of the
+// new image starts from the thread the setup confined (Landlock and the
+// capabilities are a thread's own), and it serves the session on
+// SessionFD, closing ReportFD once it does.
+const ZygoteArg0 = "wsh-jail-zygote"
+
 // A Spec is what the parent asks of one jail.
 type Spec struct {
 	// Writable paths are bound read-write at the same paths; all must be
