@@ -380,8 +380,14 @@ sleep 3`
 func TestLadderSessionWritableMovedAway(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
-			dir, wr := workDir(t, u), filepath.Join(t.TempDir(), "wr")
-			os.Chmod(filepath.Dir(wr), 0o755)
+			// Not beneath /tmp, which is writable in any case.
+			parent, err := os.MkdirTemp("/var/tmp", "wsh-e2e-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(parent) })
+			os.Chmod(parent, 0o755)
+			dir, wr := workDir(t, u), filepath.Join(parent, "wr")
 			mkdirOwned(t, u, wr)
 			mkdirOwned(t, u, filepath.Join(dir, "sub"))
 			s := startCmd(t, hostileCmd(t, context.Background(), u, dir, []string{"WSH_JAIL=session", "WSH_WRITABLE=" + wr}, cloneEPERM.arg,
