@@ -114,7 +114,7 @@ func copySelf() (*os.File, error) {
 	return mem, nil
 }
 
-// sealWaits is how long sealWrites waits, in all, between its tries.
+// sealWaits are sealWrites' waits after each EBUSY, in order (about 3 s in all).
 var sealWaits = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond, time.Second, 2 * time.Second}
 
 // sealWrites seals fd against every change of its contents. The kernel
