@@ -39,8 +39,10 @@ vet: deps
 # shell without a jail (a build without cgo), and examples/agent, a module
 # of its own that embeds wsh as an agent's tool runner does.
 # The jail's e2e suites run a second time with a jail per command
-# (WSH_JAIL=command): the default is a session, one jail per run.
-E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill|TestInteractive)
+# (WSH_JAIL=command): the default is a session, one jail per run, on the
+# ladder's lower rungs too (TestLadder but TestLadderSession*, which runs
+# both modes itself).
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestSession|TestLadder[^S]|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill|TestInteractive)
 
 test-deps:
 	@sh scripts/deps.sh test

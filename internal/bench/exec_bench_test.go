@@ -57,8 +57,11 @@ type execPath struct {
 //	jail-home-readonly  the same $HOME, read-only (WSH_HOME=readonly)
 //	jail-hostnet      the jail with WSH_NETWORK=host
 //	landlock          wsh's Runner after the host refused the jail once:
-//	                  the landlock rung of the ladder (only under
+//	                  the landlock rung of the ladder, a session (its
+//	                  zygote forks each command; only under
 //	                  `hostile 1 --`; skipped elsewhere)
+//	landlock-command  the same with an init for each command
+//	                  (WSH_JAIL=command)
 //	attempt-per-exec  a new Runner per command, so each pays the refused
 //	                  attempt and the step down: what the landlock rung
 //	                  would cost without the sticky state (only under
@@ -125,14 +128,22 @@ var execPaths = []execPath{
 	{"landlock", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
 		mustDegrade(b, r, j)
-		if j.Rung() != proto.RungLandlock {
-			b.Fatalf("the host refused the jail, and the rung in force is %s, not landlock", j.Rung())
+		if j.Rung() != proto.RungLandlock || !j.Session() {
+			b.Fatalf("the host refused the jail, and the rung in force is %s (session %v), not landlock in a session", j.Rung(), j.Session())
 		}
 		b.Cleanup(func() {
 			if _, ok := j.Degraded(); !ok || j.Rung() != proto.RungLandlock {
 				b.Error("the Runner is no longer on the landlock rung")
 			}
 		})
+		return runner(r)
+	}},
+	{"landlock-command", func(b *testing.B) func() error {
+		r, j := wshRunner(b, config.Config{Network: config.NetworkNone, Jail: config.JailCommand})
+		mustDegrade(b, r, j)
+		if j.Rung() != proto.RungLandlock || j.Session() {
+			b.Fatalf("the rung in force is %s (session %v), not landlock with an init per command", j.Rung(), j.Session())
+		}
 		return runner(r)
 	}},
 	{"attempt-per-exec", func(b *testing.B) func() error {
@@ -196,6 +207,8 @@ var pairs = [][2]string{
 	// landlock/full is landlock-vs-bare (hostile host) over jail-vs-bare
 	// (this host), each paired in its own run.
 	{"landlock", "bare"},
+	{"landlock", "landlock-command"},
+	{"landlock-command", "bare"},
 	{"jail-home", "jail-home-readonly"},
 }
 

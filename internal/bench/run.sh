@@ -67,10 +67,10 @@ step "per exec, the jail with a large heap in the calling program (-count $COUNT
 
 step "per exec, under the hostile harness's mode 1 (clone refused: EPERM)"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
-	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|landlock|attempt-per-exec)$' \
+	-test.bench '^BenchmarkExec$/^path=(bare|default-handler|opted-out|landlock|landlock-command|attempt-per-exec)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
-	-test.bench '^BenchmarkPair$/^pair=(landlock-vs-opted-out|landlock-vs-bare|opted-out-vs-default-handler)$' \
+	-test.bench '^BenchmarkPair$/^pair=(landlock-vs-opted-out|landlock-vs-bare|landlock-vs-landlock-command|landlock-command-vs-bare|opted-out-vs-default-handler)$' \
 	-test.count "$COUNT" | tee -a "$RAW"
 
 step "a script of 200 external commands (-count $COUNT)"

@@ -30,6 +30,8 @@ func Init() {
 		os.Exit(readback())
 	case proto.KeeperArg0:
 		os.Exit(keeperMain())
+	case proto.ZygoteArg0:
+		os.Exit(zygoteMain())
 	}
 }
 
@@ -138,8 +140,9 @@ func initMain() int {
 // lowerMain is the init of the rungs without namespaces (landlock,
 // seccomp): in the host's namespaces, it confines itself and execs the
 // target in its place, so there is no PID 1 to reap and nothing between
-// the target and wsh's signals. A report and ReservedStatus when a step,
-// or the exec, fails.
+// the target and wsh's signals; or, for a session, it stays, confined, and
+// forks each command (serveLower). A report and ReservedStatus when a
+// step, or the exec, fails.
 func lowerMain(spec *proto.Spec) int {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range lowerSteps {
@@ -147,6 +150,9 @@ func lowerMain(spec *proto.Spec) int {
 			writeReport(s.id, err)
 			return proto.ReservedStatus
 		}
+	}
+	if spec.Session {
+		return execZygote()
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.

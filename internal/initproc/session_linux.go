@@ -24,9 +24,12 @@ import (
 // forks), runs in a process group of its own, and is reaped here, with
 // whatever it left behind.
 type server struct {
-	st  *setupState // what the setup left: the streams are reopened with it
-	fd  int
-	wmu sync.Mutex // one message at a time on fd
+	st *setupState // what the setup left: the streams are reopened with it
+	fd int
+	// lower: a zygote of a rung without namespaces (serveLower), in the
+	// host's PID namespace, the subreaper of what its commands leave.
+	lower bool
+	wmu   sync.Mutex // one message at a time on fd
 
 	mu     sync.Mutex // held from a fork until its pid is recorded
 	byID   map[uint64]int
@@ -42,7 +45,19 @@ type server struct {
 // on to its target; a command gains nothing by it that kill(-1) does not
 // give it.
 func serve(st *setupState, sigs <-chan os.Signal) int {
-	s := &server{st: st, fd: proto.SessionFD, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+	s := newServer(st, false)
+	s.serve(sigs)
+	unix.Kill(-1, unix.SIGKILL)
+	reapAll()
+	return 0
+}
+
+func newServer(st *setupState, lower bool) *server {
+	return &server{st: st, fd: proto.SessionFD, lower: lower, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+}
+
+// serve takes commands until wsh closes its end of the channel.
+func (s *server) serve(sigs <-chan os.Signal) {
 	// A fork holds its thread and its P until the child has exec'd (Go
 	// forks with vfork), and a command can make that last (watchFork).
 	// The watchdog's timer needs another P, and a stop-the-world waits
@@ -69,9 +84,6 @@ func serve(st *setupState, sigs <-chan os.Signal) int {
 	}()
 	go s.reap()
 	s.loop()
-	unix.Kill(-1, unix.SIGKILL)
-	reapAll()
-	return 0
 }
 
 // loop takes messages until the channel ends. A Run carries four
@@ -139,6 +151,12 @@ func (s *server) run(id uint64, fds []int) {
 	}
 	var stdio [3]uintptr
 	for i := range stdio {
+		if s.lower {
+			// No view of the jail's own: the streams are what wsh
+			// gave, as a lower rung's command of its own gets them.
+			stdio[i] = uintptr(fds[i])
+			continue
+		}
 		nfd, err := s.st.reopened(fds[i])
 		if err != nil {
 			s.failed(id, proto.StepStdio, err)
@@ -150,9 +168,7 @@ func (s *server) run(id uint64, fds []int) {
 		}
 		stdio[i] = uintptr(nfd)
 	}
-	// No symlink (wsh sends the directory resolved as the jail shows it),
-	// so no magic link either; openat2 is the filter's ENOSYS by now.
-	dir, err := openNoSymlinks(r.Dir, unix.O_PATH|unix.O_DIRECTORY)
+	dir, err := s.openDir(r.Dir)
 	if err != nil {
 		s.failed(id, proto.StepChdir, err)
 		return
@@ -190,6 +206,18 @@ func (s *server) run(id uint64, fds []int) {
 	case s.forked <- struct{}{}:
 	default:
 	}
+}
+
+// openDir opens the command's working directory. In the jail no symlink
+// is followed (wsh sends the directory resolved as the jail shows it), so
+// no magic link either; openat2 is the filter's ENOSYS by now. A lower
+// rung has no view of its own to leave: the directory is opened as the
+// init's own chdir step opens it, less openat2.
+func (s *server) openDir(dir string) (int, error) {
+	if s.lower {
+		return unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	return openNoSymlinks(dir, unix.O_PATH|unix.O_DIRECTORY)
 }
 
 // gcEvery is how many messages the loop takes between two collections.
@@ -273,6 +301,10 @@ func (s *server) failed(id uint64, step proto.Step, err error) {
 // parent. A process forked while the scan runs is found by another pass.
 // Called with mu held.
 func (s *server) killOrphans() {
+	if s.lower {
+		s.killLeftLower()
+		return
+	}
 	for pass := 0; pass < 10; pass++ {
 		if s.killOrphansOnce() == 0 {
 			return
@@ -425,8 +457,7 @@ func (s *server) signal(m proto.SessionMsg) {
 // wsh; an orphan reparented to PID 1 is only reaped.
 func (s *server) reap() {
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		pid, err := s.exited()
 		if err == unix.EINTR {
 			continue
 		}
@@ -438,6 +469,19 @@ func (s *server) reap() {
 		}
 		s.mu.Lock()
 		id, ok := s.ids[pid]
+		if ok && s.lower {
+			// Its process group, at once, as a lower rung's jail per
+			// command ends it, while its pid, not reaped yet, cannot
+			// be another's; what left the group is found by
+			// killOrphans.
+			unix.Kill(-pid, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != unix.EINTR {
+				break
+			}
+		}
 		if ok {
 			delete(s.ids, pid)
 			delete(s.byID, id)
@@ -448,6 +492,16 @@ func (s *server) reap() {
 			s.send(proto.SessionMsg{Kind: proto.MsgExited, ID: id, Value: uint32(proto.WaitStatus(syscall.WaitStatus(ws)))})
 		}
 	}
+}
+
+// exited waits until a child has exited, and returns its pid without
+// reaping it (waitid with WNOWAIT): the caller reaps it.
+func (s *server) exited() (int, error) {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WALL, nil); err != nil {
+		return 0, err
+	}
+	return siginfoPid(&info), nil
 }
 
 func (s *server) send(m proto.SessionMsg) {

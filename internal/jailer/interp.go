@@ -119,6 +119,14 @@ func (j *Jailer) Close() error {
 		// command left running outlives the Runner.
 		err = sj.close()
 	}
+	j.retiredMu.Lock()
+	retired := j.retired
+	j.retiredMu.Unlock()
+	for _, sj := range retired {
+		if cerr := sj.close(); err == nil {
+			err = cerr
+		}
+	}
 	if j.proxy != nil {
 		// What a command left connected ends with it (the session's
 		// processes are gone by now).

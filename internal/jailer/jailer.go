@@ -37,6 +37,9 @@ type Jailer struct {
 	policy   policy
 	fifoDir  string                // the interpreter's own temporary directory
 	filters  map[proto.Rung][]byte // each rung's seccomp program, compiled once
+	// sessionFilters are the lower rungs' sessions' programs (their
+	// zygotes', with SessionForkGroup for SessionGroup).
+	sessionFilters map[proto.Rung][]byte
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
@@ -75,6 +78,10 @@ type Jailer struct {
 	// closed is set by Close: no session is made after it.
 	closed  atomic.Bool
 	renewMu sync.Mutex // one new session at a time
+	// retired are the lower rungs' sessions made anew (renewSession),
+	// whose commands run on until they end; Close ends them.
+	retired   []*sessionJail
+	retiredMu sync.Mutex // guards retired
 	// proxy is wsh's network proxy, whose listeners are in the jails'
 	// network namespaces (bridge); nil with the host's network.
 	proxy     *netproxy.Proxy
@@ -205,17 +212,7 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 	if j.filters[rung] != nil {
 		return nil
 	}
-	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork()}
-	if j.lowerProxy(rung) {
-		// The filter leaves TCP to Landlock, which limits it to the
-		// proxy's port: the proxy listens before any command runs.
-		port, err := j.hostProxyPort()
-		if err != nil {
-			return err
-		}
-		spec.ProxyPort = port
-	}
-	f, err := seccomp.CompileFilter(spec.SkipGroups()...)
+	f, err := j.compile(rung, false)
 	if err != nil {
 		return err
 	}
@@ -224,6 +221,37 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 	}
 	j.filters[rung] = f
 	return nil
+}
+
+// compileSessionFilter compiles, once, the program of a lower rung's
+// session's zygote (proto.SessionForkGroup for proto.SessionGroup).
+func (j *Jailer) compileSessionFilter(rung proto.Rung) error {
+	if j.sessionFilters[rung] != nil {
+		return nil
+	}
+	f, err := j.compile(rung, true)
+	if err != nil {
+		return err
+	}
+	if j.sessionFilters == nil {
+		j.sessionFilters = map[proto.Rung][]byte{}
+	}
+	j.sessionFilters[rung] = f
+	return nil
+}
+
+func (j *Jailer) compile(rung proto.Rung, session bool) ([]byte, error) {
+	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork(), Session: session}
+	if j.lowerProxy(rung) {
+		// The filter leaves TCP to Landlock, which limits it to the
+		// proxy's port: the proxy listens before any command runs.
+		port, err := j.hostProxyPort()
+		if err != nil {
+			return nil, err
+		}
+		spec.ProxyPort = port
+	}
+	return seccomp.CompileFilter(spec.SkipGroups()...)
 }
 
 // Writable returns the paths that are writable in the jail.
@@ -446,7 +474,7 @@ func (j *Jailer) decide(dir string) {
 		if j.cfg.Jail == config.JailSession {
 			// The session's jail is the probe: the host's verdict on it
 			// is the verdict on every command's.
-			return j.startSession(ctx, dir)
+			return j.startSession(ctx, dir, proto.RungFull)
 		}
 		v, _, _ := j.probe(ctx, dir, proto.RungFull, false)
 		return v
@@ -483,7 +511,13 @@ func (j *Jailer) decide(dir string) {
 			j.startFailure = &f
 			return
 		}
-		lv, _, _ := j.probe(ctx, dir, j.rung, false)
+		var lv verdict.Verdict
+		if j.cfg.Jail == config.JailSession {
+			// As on the full rung, the session's jail is the probe.
+			lv = j.startSession(ctx, dir, j.rung)
+		} else {
+			lv, _, _ = j.probe(ctx, dir, j.rung, false)
+		}
 		j.tried = append(j.tried, RungTry{j.rung, lv})
 		if next, down = verdict.StepDown(j.rung, lv); down {
 			continue
@@ -530,7 +564,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = throughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	if j.session.Load() != nil && j.rung == proto.RungFull {
+	if j.session.Load() != nil {
 		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
 			return err
 		} else if ok {

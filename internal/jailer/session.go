@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/internal/launch"
@@ -26,10 +29,12 @@ import (
 // works) gets a jail of its own, made now, and wsh says why, once.
 type sessionJail struct {
 	s      *launch.Session
+	rung   proto.Rung
 	bridge *bridge // its way to the proxy, or nil
 	dir    string  // the working directory it was made for (the start directory)
 	// hidden is what the hidden paths were when the session's jail
-	// covered them (hiddenPrint).
+	// covered them (hiddenPrint), and on the landlock rung how the
+	// directories above them stood (grantedPrint).
 	hidden string
 	// pins and paths are the protection the jail was made with.
 	pins, paths map[proto.PathID]bool
@@ -37,6 +42,8 @@ type sessionJail struct {
 	mu      sync.Mutex
 	ended   bool // the session's jail is gone: commands get their own
 	renewed bool // ended by renewSession, which made another
+	running int  // commands sent to it that have not ended
+	retired bool // a lower rung's, made anew: closed once running is 0
 
 	closeOnce sync.Once
 	closeErr  error
@@ -46,7 +53,7 @@ type sessionJail struct {
 // and the session's jail was made and has not ended.
 func (j *Jailer) Session() bool {
 	sj := j.session.Load()
-	if sj == nil || j.rung != proto.RungFull {
+	if sj == nil || sj.rung != j.rung {
 		return false
 	}
 	sj.mu.Lock()
@@ -54,13 +61,22 @@ func (j *Jailer) Session() bool {
 	return !sj.ended
 }
 
-// startSession makes the session's jail, the Runner's first: it is the
-// probe of the host (decide), and its verdict is what a command's jail
-// would have had. A made session is kept in j.session.
-func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
+// startSession makes the session's jail on rung, the Runner's first
+// there: it is the probe of the host on that rung (decide), and its
+// verdict is what a command's jail would have had. A made session is kept
+// in j.session. On a lower rung the session is a zygote in the host's
+// namespaces, under the rung's Landlock domain and filter, which forks
+// every command.
+func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) verdict.Verdict {
 	hidden := j.hiddenPrint()
-	req, pp := j.request(proto.RungFull, j.jailDir(dir), "", nil, nil, nil, nil, nil)
+	req, pp := j.request(rung, j.jailDir(dir), "", nil, nil, nil, nil, nil)
 	req.Spec.Session, req.Spec.Path, req.Spec.Args, req.Spec.Env = true, "", nil, nil
+	if rung != proto.RungFull {
+		if err := j.compileSessionFilter(rung); err != nil {
+			return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+		}
+		req.Spec.Filter = j.sessionFilters[rung]
+	}
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
 	if err != nil {
@@ -81,6 +97,12 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 		return verdict.Verdict{}
 	}
 	v := verdict.Classify(facts)
+	if s == nil && rung != proto.RungFull && v.Kind == verdict.NotExecutable && v.Step == proto.StepExec {
+		// Every step of the rung's setup held; the zygote could not exec
+		// itself (proto.ZygoteArg0). The rung stands, without a session.
+		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: its init could not exec itself as the zygote (%v); commands get an init of their own", rung, v.Errno))
+		return verdict.Verdict{Kind: verdict.Ran}
+	}
 	if s == nil {
 		if v.Kind == verdict.Ran {
 			// The init ended its setup without a word and exited: no
@@ -89,7 +111,14 @@ func (j *Jailer) startSession(ctx context.Context, dir string) verdict.Verdict {
 		}
 		return v
 	}
-	sj := &sessionJail{s: s, bridge: br, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	if rung == proto.RungLandlock {
+		// Taken now, after the setup made what it makes in the start
+		// directory (the placeholders of missing protected paths). A
+		// change missed between the zygote's grant and now leaves an
+		// entry ungranted: less is reachable, never more.
+		hidden += j.grantedPrint()
+	}
+	sj := &sessionJail{s: s, rung: rung, bridge: br, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
 	j.session.Store(sj)
 	return v
 }
@@ -100,6 +129,61 @@ func idSet(ids []proto.PathID) map[proto.PathID]bool {
 		m[id] = true
 	}
 	return m
+}
+
+// sessionPrint is what a session's jail on rung depends on, of the hidden
+// paths, now: hiddenPrint, and on the landlock rung grantedPrint.
+func (j *Jailer) sessionPrint(rung proto.Rung) string {
+	if rung == proto.RungLandlock {
+		return j.hiddenPrint() + j.grantedPrint()
+	}
+	return j.hiddenPrint()
+}
+
+// grantedPrint is how the landlock rung's grants stand now: the identity
+// of each writable path, and the directories above each hidden path (and
+// those above /dev, which the landlock rung keeps out of its read grant
+// too): their identity and the time their entries last changed.
+// The landlock rung grants each entry of those directories, but the
+// hidden path's, one by one, and Landlock cannot add a rule to a domain
+// in force: an entry made there after the session's zygote was made is
+// granted nothing in it, where a jail made now grants it. Less is
+// reachable, never more; still the session is then made anew.
+func (j *Jailer) grantedPrint() string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	// The writable paths (and the FIFOs' directory) are granted by the
+	// inode each path led to then: one moved away and made anew would be
+	// writable at its old inode and not at its path.
+	for _, w := range append(append([]proto.PathID(nil), j.policy.writable...), proto.PathID{Path: j.shmDir.Path}) {
+		if w.Path == "" {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(w.Path, &st); err == nil {
+			fmt.Fprintf(&b, "w%s\x00%d:%d\n", w.Path, st.Dev, st.Ino)
+		} else {
+			fmt.Fprintf(&b, "w%s\x00-\n", w.Path)
+		}
+	}
+	hidden := append(j.policy.hiddenNow(), proto.PathID{Path: "/dev"})
+	for _, id := range hidden {
+		for d := filepath.Dir(id.Path); ; d = filepath.Dir(d) {
+			if !seen[d] {
+				seen[d] = true
+				var st syscall.Stat_t
+				if err := syscall.Stat(d, &st); err == nil {
+					fmt.Fprintf(&b, "%s\x00%d:%d:%d.%d\n", d, st.Dev, st.Ino, st.Mtim.Sec, st.Mtim.Nsec)
+				} else {
+					fmt.Fprintf(&b, "%s\x00-\n", d)
+				}
+			}
+			if d == "/" || d == "." {
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 // hiddenPrint is what the hidden paths are now, as the jail would find
@@ -129,7 +213,14 @@ func (j *Jailer) hiddenPrint() string {
 // jail would be; ok is false when c is to get a jail of its own.
 func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out proto.Facts, err error, ok bool) {
 	sj := j.session.Load()
-	if sj == nil {
+	if sj == nil || sj.rung != j.rung {
+		return out, nil, false
+	}
+	if sj.rung == proto.RungLandlock && onTerminal(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr) {
+		// The zygote's Landlock domain grants no terminal (its streams
+		// are /dev/null), and a domain in force takes no new rule: a
+		// command that opens its terminal by path (/dev/stdout) gets a
+		// jail of its own, which grants it.
 		return out, nil, false
 	}
 	protectionOf := func(d string) (protection, bool) {
@@ -145,7 +236,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	if !good {
 		return out, interp.ExitStatus(126), true
 	}
-	hidden := j.hiddenPrint()
+	hidden := j.sessionPrint(sj.rung)
 	if why := sj.stale(&prot, hidden); why != "" {
 		// Stale for the session's own directory (a hidden path changed,
 		// a repository or a protected path appeared there), or only for
@@ -174,7 +265,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		if prot, good = protectionOf(dir); !good {
 			return out, interp.ExitStatus(126), true
 		}
-		if why := sj.stale(&prot, j.hiddenPrint()); why != "" {
+		if why := sj.stale(&prot, j.sessionPrint(sj.rung)); why != "" {
 			// Changing as fast as sessions are made: this one gets a
 			// jail of its own.
 			return out, nil, false
@@ -182,18 +273,27 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	}
 	sj.mu.Lock()
 	ended := sj.ended
+	if !ended {
+		sj.running++
+	}
 	sj.mu.Unlock()
 	if ended {
 		return out, nil, false
 	}
+	defer sj.done()
 	umask, uerr := scriptUmask(c.hc)
 	if uerr != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), uerr)
 		return out, interp.ExitStatus(126), true
 	}
+	if sj.rung != proto.RungFull {
+		// No mounts to keep the protected paths read-only: wsh says
+		// after the command which changed, as for a jail of its own.
+		prot.takeStamps()
+	}
 	j.watchProtection(&prot, true)
 	facts := sj.s.Run(ctx, &launch.Command{
-		Path: c.path, Args: c.args, Env: j.jailEnv(c.env, proto.RungFull), Dir: dir, Umask: umask,
+		Path: c.path, Args: c.args, Env: j.jailEnv(c.env, sj.rung), Dir: dir, Umask: umask,
 		Stdin: c.hc.Stdin, Stdout: c.hc.Stdout, Stderr: c.hc.Stderr, KillTimeout: j.KillTimeout,
 		Signals: c.signals(),
 	})
@@ -230,6 +330,29 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	return facts, nil, true
 }
 
+// done is a command's end in sj: a retired session's last closes it.
+func (sj *sessionJail) done() {
+	sj.mu.Lock()
+	sj.running--
+	last := sj.retired && sj.running == 0
+	sj.mu.Unlock()
+	if last {
+		sj.close()
+	}
+}
+
+// retire ends sj for later commands, and closes it now if nothing runs
+// in it, or else when the last command that does ends.
+func (sj *sessionJail) retire() {
+	sj.mu.Lock()
+	sj.ended, sj.retired = true, true
+	idle := sj.running == 0
+	sj.mu.Unlock()
+	if idle {
+		sj.close()
+	}
+}
+
 func (sj *sessionJail) end() {
 	sj.mu.Lock()
 	sj.ended = true
@@ -240,7 +363,15 @@ func (sj *sessionJail) end() {
 // for prot and the hidden paths as they are now ("" when it is).
 func (sj *sessionJail) stale(prot *protection, hidden string) string {
 	if hidden != sj.hidden {
+		if sj.rung == proto.RungLandlock {
+			return "a hidden or writable path, or a directory above a hidden path, changed since the session's jail was made"
+		}
 		return "a hidden path changed since the session's jail was made"
+	}
+	if sj.rung != proto.RungFull {
+		// The protected paths are not the jail's to keep on a lower
+		// rung (they are watched, per command).
+		return ""
 	}
 	if p := sj.unprotected(prot); p != "" {
 		return "a protected path appeared since the session's jail was made (" + p + ")"
@@ -278,19 +409,31 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	if j.closed.Load() {
 		return nil
 	}
-	// Said each time: each ends what runs in the session.
-	fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)
 	sj.mu.Lock()
 	sj.renewed = true
 	sj.mu.Unlock()
-	sj.close()
+	if sj.rung == proto.RungFull {
+		// Said each time: each ends what runs in the session.
+		fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)
+		sj.close()
+	} else {
+		// A lower rung's zygote has no view of its own: what runs in it
+		// has what a command started as long ago in a jail of its own
+		// has (its Landlock domain), and runs on; later commands get
+		// the new one. It ends at Close.
+		j.sayOnce(fmt.Sprintf("wsh: %s: later commands get a new session; what runs in the old one runs on", why))
+		j.retiredMu.Lock()
+		j.retired = append(j.retired, sj)
+		j.retiredMu.Unlock()
+		sj.retire()
+	}
 	// The session outlives the command that found it stale: not its
 	// context.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Until the new one is stored, commands find the old one ended, and
 	// get jails of their own.
-	if v := j.startSession(ctx, sj.dir); v.Kind != verdict.Ran || j.session.Load() == sj {
+	if v := j.startSession(ctx, sj.dir, sj.rung); v.Kind != verdict.Ran || j.session.Load() == sj {
 		j.sayOnce(fmt.Sprintf("wsh: a new session's jail could not be made (%s); commands get a jail of their own", v.Message()))
 		return nil
 	}
@@ -319,4 +462,16 @@ func (sj *sessionJail) close() error {
 		sj.bridge.close()
 	})
 	return sj.closeErr
+}
+
+// onTerminal says that one of streams is a terminal.
+func onTerminal(streams ...any) bool {
+	for _, s := range streams {
+		if f, ok := s.(*os.File); ok {
+			if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/sweep"
 )
 
 // ErrSessionEnded is a command for a session whose jail had ended: it was
@@ -49,6 +50,20 @@ type Session struct {
 
 // closeTimeout is how long Close waits for the init to end by itself.
 const closeTimeout = 5 * time.Second
+
+// sweepTimeout bounds wsh's sweep of a lower rung's session, once its
+// zygote is gone.
+const sweepTimeout = 5 * time.Second
+
+// awaitPidfd waits until the process of pidfd has exited.
+func awaitPidfd(pidfd int) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			return
+		}
+	}
+}
 
 // A Command is one command for a Session.
 type Command struct {
@@ -129,9 +144,27 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	}
 	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, fd: int(ours.Fd()), wait: map[uint64]chan proto.SessionMsg{},
 		end: make(chan struct{}), gone: gone}
+	// A lower rung's zygote ends what its session runs; one that was
+	// killed (its commands can signal it) or stalled and killed at Close
+	// could not: wsh ends it, before it reaps the zygote, whose session
+	// id cannot be another's until then.
+	pidfd := -1
+	if s.rung != proto.RungFull {
+		if pidfd, err = unix.PidfdOpen(p.Pid, 0); err != nil {
+			pidfd = -1
+		}
+	}
 	go s.read()
 	go func() {
+		if pidfd >= 0 {
+			awaitPidfd(pidfd)
+			sweep.Kill(p.Pid, nil, sweepTimeout)
+			unix.Close(pidfd)
+		}
 		p.Wait()
+		if pidfd < 0 && s.rung != proto.RungFull {
+			sweep.Kill(p.Pid, nil, sweepTimeout) // no pidfd (before Linux 5.3)
+		}
 		cio.wait(exitGrace)
 		close(gone)
 	}()
@@ -272,6 +305,12 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 			if !started {
 				return 0, nil, ErrSessionLost
 			}
+			// The session's end killed the command: said once every
+			// process of it is gone, not while it may still run.
+			select {
+			case <-s.gone:
+			case <-time.After(closeTimeout + sweepTimeout):
+			}
 			return proto.SignalStatus(syscall.SIGKILL), nil, nil
 		case sig := <-sigs:
 			if !started {
@@ -354,6 +393,12 @@ func (s *Session) close() error {
 	// The descriptor stays open until the end, so it is still the
 	// socket's.
 	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
+	if s.rung != proto.RungFull {
+		// A lower rung's zygote is in reach of its commands' signals
+		// (its own Landlock domain): one may have stopped it. It is to
+		// end them itself, as it reads the channel's end.
+		s.p.Signal(syscall.SIGCONT)
+	}
 	select {
 	case <-s.gone:
 	case <-time.After(closeTimeout):
@@ -361,6 +406,8 @@ func (s *Session) close() error {
 		// SIGKILL to a PID 1 ends its whole namespace. Its home lock may
 		// then be let go before the last process is gone, which the
 		// init's own end avoids; this is for an init that cannot end.
+		// A lower rung's zygote has no namespace: what it forked and
+		// did not end is left (docs/sandbox.md).
 		s.p.Kill()
 		<-s.gone
 	}

@@ -60,10 +60,18 @@ const (
 	// stay in the process group that wsh kills when the command ends
 	// (there is no PID namespace to end them).
 	SessionGroup = "session"
+	// SessionForkGroup: in SessionGroup's place in a lower rung's
+	// session (Spec.Session), whose zygote gives each command a process
+	// group of its own: setsid, and setpgid but setpgid(0, 0). A process
+	// can make itself the leader of a group of its own, in the zygote's
+	// session; it cannot join another group, move another process or
+	// leave the session. The zygote, the subreaper of its commands, kills
+	// what a command leaves, in its group or not, when it ends.
+	SessionForkGroup = "session-fork"
 )
 
 // LowerRungGroups are the groups that only the rungs without namespaces
 // have.
 func LowerRungGroups() []string {
-	return []string{NetGroup, NetProxyGroup, PtraceGroup, IPCGroup, SessionGroup}
+	return []string{NetGroup, NetProxyGroup, PtraceGroup, IPCGroup, SessionGroup, SessionForkGroup}
 }

@@ -1,7 +1,9 @@
 package proto
 
 import (
+	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -41,20 +43,38 @@ func TestSessionMessages(t *testing.T) {
 	}
 }
 
-// TestSessionSpec: a session's spec has no target, and only the full rung
-// has sessions.
+// TestSessionSpec: a session's spec has no target, on every rung; a lower
+// rung's session filter has SessionForkGroup in SessionGroup's place.
 func TestSessionSpec(t *testing.T) {
-	s := Spec{Session: true, Dir: "/w"}
-	b, err := s.Encode()
-	if err != nil {
-		t.Fatal(err)
+	for _, r := range []Rung{RungFull, RungLandlock, RungSeccomp} {
+		s := Spec{Session: true, Dir: "/w", Rung: r}
+		b, err := s.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := decodeSpec(b); err != nil || !got.Session || got.Rung != r {
+			t.Errorf("a session's spec on %s: %+v, %v", r, got, err)
+		}
+		s.Path, s.Args = "/bin/true", []string{"true"}
+		b, _ = s.Encode()
+		if _, err := ReadSpec(bytes.NewReader(b)); err == nil {
+			t.Errorf("a session's spec with a target on %s was accepted", r)
+		}
 	}
-	if got, err := decodeSpec(b); err != nil || !got.Session {
-		t.Errorf("a session's spec: %+v, %v", got, err)
+	for _, c := range []struct {
+		s          Spec
+		skip, keep string
+	}{
+		{Spec{Rung: RungLandlock}, SessionForkGroup, SessionGroup},
+		{Spec{Rung: RungSeccomp, Session: true}, SessionGroup, SessionForkGroup},
+		{Spec{Rung: RungLandlock, Session: true}, SessionGroup, SessionForkGroup},
+	} {
+		skip := c.s.SkipGroups()
+		if !slices.Contains(skip, c.skip) || slices.Contains(skip, c.keep) {
+			t.Errorf("%+v skips %v: want %s skipped and %s kept", c.s, skip, c.skip, c.keep)
+		}
 	}
-	s.Rung = RungLandlock
-	b, _ = s.Encode()
-	if _, err := decodeSpec(b); err == nil {
-		t.Error("a session on the landlock rung was accepted")
+	if skip := (&Spec{Rung: RungFull, Session: true}).SkipGroups(); !slices.Contains(skip, SessionGroup) || !slices.Contains(skip, SessionForkGroup) {
+		t.Errorf("the full rung's session keeps a lower rung's group: skips %v", skip)
 	}
 }

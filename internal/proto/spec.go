@@ -11,6 +11,13 @@ import (
 // InitArg0 is the argv[0] with which wsh re-executes itself as the jail init.
 const InitArg0 = "wsh-jail-init"
 
+// ZygoteArg0 is the argv[0] with which a lower rung's session init
+// (Spec.Session) execs itself once its setup is over: every thread of the
+// new image starts from the thread the setup confined (Landlock and the
+// capabilities are a thread's own), and it serves the session on
+// SessionFD, closing ReportFD once it does.
+const ZygoteArg0 = "wsh-jail-zygote"
+
 // A Spec is what the parent asks of one jail.
 type Spec struct {
 	// Writable paths are bound read-write at the same paths; all must be
@@ -58,7 +65,9 @@ type Spec struct {
 	// Session makes the init a session's: after its setup it runs no
 	// target of its own, but forks each command it is sent on SessionFD
 	// inside the jail (SessionRun), until wsh closes its end. Path and
-	// Args are then empty.
+	// Args are then empty. On a lower rung the init is a zygote in the
+	// host's namespaces, whose commands inherit its Landlock domain and
+	// filter (with SessionForkGroup in SessionGroup's place).
 	Session bool
 	// Rung is the rung of the ladder the init sets up: RungFull (the
 	// namespaces), or RungLandlock or RungSeccomp, where the init is in
@@ -198,7 +207,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^31 != 0 || s.Umask&^0o777 != 0 || s.Rung >= RungNone || s.Session && s.Rung != RungFull ||
+	if d.bad || len(d.b) != 0 || flags&^31 != 0 || s.Umask&^0o777 != 0 || s.Rung >= RungNone ||
 		s.ProxyPort != 0 && (s.HostNetwork || s.Rung == RungSeccomp) {
 		return nil, errSpec
 	}
@@ -380,6 +389,13 @@ func (s *Spec) SkipGroups() []string {
 	switch {
 	case s.Rung == RungFull:
 		skip = append(skip, LowerRungGroups()...)
+		return skip
+	case s.Session:
+		skip = append(skip, SessionGroup)
+	default:
+		skip = append(skip, SessionForkGroup)
+	}
+	switch {
 	case s.HostNetwork:
 		skip = append(skip, NetGroup, NetProxyGroup)
 	case s.ProxyPort != 0:

@@ -148,6 +148,17 @@ var policy = []RuleGroup{
 	}},
 	{proto.IPCGroup, ipcCalls, denyAll(eperm, ipcCalls...)},
 	{proto.SessionGroup, []string{"setsid", "setpgid"}, denyAll(eperm, "setsid", "setpgid")},
+	{proto.SessionForkGroup, []string{"setsid", "setpgid (but setpgid(0, 0))"}, func(f *libseccomp.ScmpFilter) error {
+		if err := deny(f, "setsid", eperm); err != nil {
+			return err
+		}
+		for arg := uint(0); arg < 2; arg++ {
+			if err := denyConds(f, "setpgid", eperm, nonZero(arg)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},
 	{"namespaces", []string{"unshare(CLONE_NEW*)", "clone(CLONE_NEW*)", "clone3 (ENOSYS)", "setns"}, func(f *libseccomp.ScmpFilter) error {

@@ -147,6 +147,8 @@ var pairTargets = []pairTarget{
 	{"normal", "BenchmarkWshC/wsh-session-vs-bash", 0, "wsh -c : against bash -c :"},
 	{"normal", "BenchmarkWshC/wsh-session-vs-wsh-command", 0, "wsh -c :, a session against a jail per command"},
 	{"hostile-mode1", "landlock-vs-opted-out", 0, "the landlock rung's cost per exec"},
+	{"hostile-mode1", "landlock-vs-landlock-command", 0, "the landlock rung: a session against an init per command"},
+	{"hostile-mode1", "landlock-command-vs-bare", 0, "the landlock rung with an init per command, against a bare exec"},
 	{"normal", "jail-home-vs-jail-home-readonly", 1.10, "target: the copy-on-write home <= 1.10 x the read-only home"},
 	{"hostile-mode1", "opted-out-vs-default-handler", 0, "under the hostile filter"},
 }

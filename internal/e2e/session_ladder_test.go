@@ -1,0 +1,408 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A session on the ladder's lower rungs: where the host refuses the
+// namespaces, the session is a zygote in the host's namespaces, confined
+// as a command's own init is (no_new_privs, no capabilities, the rung's
+// Landlock domain and filter), which forks every command of the run.
+// Each test runs on the landlock rung (hostile mode 1) and the seccomp
+// rung (mode 6), in both jail modes; WSH_JAIL=command is the control.
+
+// lowerRungs are the hostile modes that put wsh on each lower rung.
+var lowerRungs = []struct{ name, mode string }{{"landlock", cloneEPERM.arg}, {"seccomp", "6"}}
+
+// statusOf prints, of the /proc/PID/status it is given, the parent and
+// what confines the process.
+const statusOf = `grep -E '^(PPid|NoNewPrivs|Seccomp|CapEff|CapPrm):' `
+
+// TestLadderSessionForksCommands: in a session on a lower rung, two
+// commands have the same parent, which is not wsh: the zygote. Each reads
+// the kernel back: no_new_privs, the filter, no capabilities; so does
+// the zygote, read by the command from /proc. In a jail per command each
+// command's parent is wsh (its init became the command).
+func TestLadderSessionForksCommands(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					script := "echo wsh=$$\n" + statusOf + "/proc/self/status\n" + statusOf + "/proc/self/status\n" +
+						`sh -c 'grep -E "^(PPid|NoNewPrivs|Seccomp|CapEff|CapPrm):" /proc/$PPID/status'`
+					r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=" + mode}, rung.mode, script)
+					if r.status != 0 {
+						t.Fatalf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+					}
+					var wshPid string
+					var ppids []string
+					var procs []map[string]string // each process read, field by field
+					for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+						if v, ok := strings.CutPrefix(l, "wsh="); ok {
+							wshPid = v
+							continue
+						}
+						f := strings.Fields(l)
+						if len(f) != 2 {
+							t.Fatalf("not a status line: %q\n%s", l, r.stdout)
+						}
+						if f[0] == "PPid:" {
+							ppids = append(ppids, f[1])
+							procs = append(procs, map[string]string{})
+						}
+						procs[len(procs)-1][f[0]] = f[1]
+					}
+					// Three processes read: two commands, and the process
+					// that forked the third command's sh: the zygote in a
+					// session, wsh itself with a jail per command.
+					confined := func(p map[string]string) bool {
+						return p["NoNewPrivs:"] == "1" && p["Seccomp:"] == "2" && p["CapEff:"] == "0000000000000000" && p["CapPrm:"] == "0000000000000000"
+					}
+					if len(procs) != 3 || !confined(procs[0]) || !confined(procs[1]) || mode == "session" && !confined(procs[2]) {
+						t.Fatalf("not every process read is confined:\n%s", r.stdout)
+					}
+					switch {
+					case ppids[0] != ppids[1]:
+						t.Errorf("two commands with different parents: %v", ppids)
+					case mode == "session" && ppids[0] == wshPid:
+						t.Errorf("in a session, a command's parent is wsh (%s), not the zygote", wshPid)
+					case mode == "command" && ppids[0] != wshPid:
+						t.Errorf("in a jail per command, a command's parent is %s, not wsh (%s)", ppids[0], wshPid)
+					}
+				})
+			}
+		}
+	}
+}
+
+// zygoteChannelProbe is channelProbe for a lower rung's zygote, the
+// command's parent: it has no descriptor 8 (EBADF) and no socket, the
+// zygote's descriptors cannot be opened or read through /proc (it is not
+// dumpable), nor taken with pidfd_getfd, and the zygote cannot be traced.
+const zygoteChannelProbe = `python3 -c '
+import ctypes, errno, os, stat
+def e(f):
+    try:
+        f(); return "ok"
+    except OSError as x:
+        return errno.errorcode.get(x.errno, str(x.errno))
+libc = ctypes.CDLL(None, use_errno=True)
+z = os.getppid()
+def call(*a):
+    if libc.syscall(*a) < 0:
+        n = ctypes.get_errno(); raise OSError(n, os.strerror(n))
+def getfd():
+    pfd = os.pidfd_open(z)
+    try:
+        call(438, pfd, 8, 0)
+    finally:
+        os.close(pfd)
+socks = [fd for fd in range(3, 1024) if e(lambda: os.fstat(fd)) == "ok" and stat.S_ISSOCK(os.fstat(fd).st_mode)]
+print("fstat8", e(lambda: os.fstat(8)))
+print("sockets", len(socks))
+print("open", e(lambda: os.open("/proc/%d/fd/8" % z, os.O_RDWR)))
+print("readlink", e(lambda: os.readlink("/proc/%d/fd/8" % z)))
+print("mem", e(lambda: os.open("/proc/%d/mem" % z, os.O_RDWR)))
+print("getfd", e(getfd))
+print("ptrace", e(lambda: call(101, 16, z, 0, 0)))
+'`
+
+// TestLadderSessionChannelOutOfReach: no command of a lower rung's
+// session, in the foreground or the background, can find, open or
+// inherit the zygote's channel, nor take the zygote over.
+func TestLadderSessionChannelOutOfReach(t *testing.T) {
+	want := "fstat8 EBADF\nsockets 0\nopen EACCES\nreadlink EACCES\nmem EACCES\ngetfd EPERM\nptrace EPERM\n"
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
+				r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=session"}, rung.mode,
+					"sleep 0.2 &\n"+zygoteChannelProbe+"\n("+zygoteChannelProbe+") &\nwait")
+				if r.status != 0 || r.stdout != want+want {
+					t.Errorf("status %d\nstdout:\n%s\nwant twice:\n%s\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestLadderSessionLeftBehindEndsWithItsCommand: what a command leaves
+// running ends when it does, before the next command: a job in its
+// process group, and a process that left the group (setpgid(0, 0), which
+// a session's filter allows) and was orphaned. A background job of the
+// script runs on. In a jail per command the group is killed, and
+// setpgid is refused.
+func TestLadderSessionLeftBehindEndsWithItsCommand(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					job, inGroup, escaped := uniqueNumber(410), uniqueNumber(411), uniqueNumber(412)
+					t.Cleanup(func() {
+						for _, tok := range []string{job, inGroup, escaped} {
+							noLeftovers(t, tok)
+						}
+					})
+					script := fmt.Sprintf(`sleep %s &
+sh -c 'sleep %s &'
+python3 -c '
+import os, sys
+if os.fork() == 0:
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    os.execvp("sleep", ["sleep", sys.argv[1]])
+' %s
+for t in %s %s %s; do pgrep -x -f "sleep $t" >/dev/null && echo "$t runs" || echo "$t gone"; done`, job, inGroup, escaped, job, inGroup, escaped)
+					r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=" + mode}, rung.mode, script)
+					want := fmt.Sprintf("%s runs\n%s gone\n%s gone\n", job, inGroup, escaped)
+					if r.status != 0 || r.stdout != want {
+						t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionEndsWithWsh: what a lower rung's session runs ends
+// when wsh does: at the script's end, and when wsh is killed with
+// SIGTERM or SIGKILL (the zygote sees its channel end).
+func TestLadderSessionEndsWithWsh(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run("script-ends/"+rung.name+"/"+u.name, func(t *testing.T) {
+				token := uniqueNumber(413)
+				r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=session"}, rung.mode, "sleep "+token+" &\necho started")
+				if r.status != 0 || r.stdout != "started\n" {
+					t.Errorf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+				if !waitUntil(10*time.Second, func() bool { return len(hostProcs(token)) == 0 }) {
+					t.Errorf("10 s after wsh exited, its background job still runs")
+				}
+				noLeftovers(t, token)
+			})
+			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+				t.Run(sig.String()+"/"+rung.name+"/"+u.name, func(t *testing.T) {
+					bg, fg := uniqueNumber(414), uniqueNumber(415)
+					s := startCmd(t, hostileCmd(t, context.Background(), u, workDir(t, u), []string{"WSH_JAIL=session"}, rung.mode,
+						"sleep "+bg+" &\nsleep "+fg))
+					if !waitUntil(10*time.Second, func() bool { return sleeping(bg) && sleeping(fg) }) {
+						t.Fatal("the two sleeps did not start")
+					}
+					s.cmd.Process.Signal(sig)
+					s.wait(t, 10*time.Second)
+					if !waitUntil(10*time.Second, func() bool { return len(hostProcs(bg))+len(hostProcs(fg)) == 0 }) {
+						t.Errorf("10 s after wsh got %v, its session still runs", sig)
+					}
+					noLeftovers(t, bg)
+					noLeftovers(t, fg)
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionSeesANewEntry: the landlock rung grants the entries
+// of a directory above a hidden path one by one, and Landlock adds no
+// rule to a domain in force. A file made on the host in such a directory
+// after the session's zygote was made is read by a later command: the
+// session is made anew for it. A background job of the old one runs on,
+// and the old zygote ends once that job has ended, while wsh runs on.
+func TestLadderSessionSeesANewEntry(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			mkdirOwned(t, u, filepath.Join(dir, "secret"))
+			mkdirOwned(t, u, filepath.Join(dir, "sub"))
+			job := uniqueNumber(416)
+			t.Cleanup(func() { noLeftovers(t, job) })
+			s := startCmd(t, hostileCmd(t, context.Background(), u, dir, []string{"WSH_JAIL=session", "WSH_HIDE=" + filepath.Join(dir, "secret")}, cloneEPERM.arg,
+				`sleep `+job+` &
+sh -c 'echo old=$PPID'
+echo ready
+while [ ! -e sub/go ]; do sleep 0.05; done
+cat new
+pgrep -x -f "sleep `+job+`" >/dev/null && echo job runs
+kill %1
+wait
+echo job ended
+while [ ! -e sub/go2 ]; do sleep 0.05; done
+echo done`))
+			s.waitLine(t, "ready")
+			var old int
+			for _, l := range s.out {
+				if v, ok := strings.CutPrefix(l, "old="); ok {
+					old, _ = strconv.Atoi(v)
+				}
+			}
+			if old <= 1 {
+				t.Fatalf("no zygote's pid:\n%s", strings.Join(s.out, "\n"))
+			}
+			// Hours old, as a user's files are.
+			writeOwned(t, u, filepath.Join(dir, "new"), "made on the host\n")
+			hoursAgo := time.Now().Add(-3 * time.Hour)
+			os.Chtimes(filepath.Join(dir, "new"), hoursAgo, hoursAgo)
+			writeOwned(t, u, filepath.Join(dir, "sub", "go"), "")
+			s.waitLine(t, "made on the host")
+			s.waitLine(t, "job runs")
+			s.waitLine(t, "job ended")
+			if !waitUntil(10*time.Second, func() bool { _, err := os.Stat(fmt.Sprintf("/proc/%d", old)); return err != nil }) {
+				t.Errorf("the old zygote, %d, runs on with nothing in it", old)
+			}
+			writeOwned(t, u, filepath.Join(dir, "sub", "go2"), "")
+			s.waitLine(t, "done")
+			if status, out := s.wait(t, 30*time.Second); status != 0 || !strings.Contains(out, "later commands get a new session") {
+				t.Errorf("status %d, or no word of the new session:\n%s", status, out)
+			}
+		})
+	}
+}
+
+// chainPy makes a chain of N processes below the command, each in a
+// process group of its own where that is allowed (setpgid(0, 0)); the
+// command exits once the chain is made (every level has let go of the
+// pipe's write end), and the deepest writes chain-planted after 3 s if it
+// is still alive.
+const chainPy = `python3 -c '
+import os, sys, time
+def level(n, w):
+    if n == 0:
+        os.close(w)
+        time.sleep(3)
+        open("chain-planted", "w").write("x")
+        os._exit(0)
+    if os.fork() == 0:
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        level(n - 1, w)
+    os.close(w)
+    time.sleep(30)
+    os._exit(0)
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(r)
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    level(int(sys.argv[1]), w)
+os.close(w)
+os.read(r, 1)
+' `
+
+// TestLadderSessionDeepChainEnds: a chain of 40 processes, each in a
+// group of its own, left by a command, is gone before the next command
+// (one scan finds it all, whatever its depth), and never writes.
+func TestLadderSessionDeepChainEnds(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					dir := workDir(t, u)
+					token := uniqueNumber(417)
+					t.Cleanup(func() { noLeftovers(t, token) })
+					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode,
+						chainPy+"40 "+token+"\necho alive $(pgrep -c -f '^python3 .*"+token+"')\nsleep 4")
+					if r.status != 0 || r.stdout != "alive 0\n" {
+						t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, "alive 0\n", r.stderr)
+					}
+					if _, err := os.Stat(filepath.Join(dir, "chain-planted")); err == nil {
+						t.Error("the deepest of the chain wrote after its command ended")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionZygoteKilled: a command of a session kills its zygote
+// (on the landlock rung it is in the commands' Landlock domain; on the
+// seccomp rung signals are not confined). wsh then ends every process of
+// the session before it says anything of them: a job running then is said
+// to have been killed only once it is, and what the killer left behind
+// never writes. Later commands get an init of their own. With an init per
+// command on the landlock rung, the kill of wsh is refused.
+func TestLadderSessionZygoteKilled(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			if mode == "command" && rung.name == "seccomp" {
+				continue // there the command's parent is wsh itself, which it would kill
+			}
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					dir := workDir(t, u)
+					token := uniqueNumber(418)
+					t.Cleanup(func() { noLeftovers(t, token) })
+					script := `sh -c 'sleep 2; echo ran > victim-ran' & v=$!
+sleep 0.3
+sh -c '(sleep 2; echo planted > planted) >/dev/null 2>&1 </dev/null & sleep ` + token + ` & kill -9 $PPID 2>/dev/null'
+wait $v; echo victim=$?
+echo after $(pgrep -c -x -f "sleep ` + token + `")
+sleep 3`
+					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode, script)
+					want := "victim=137\nafter 0\n"
+					if mode == "command" {
+						want = "victim=0\nafter 0\n"
+					}
+					if r.status != 0 || r.stdout != want {
+						t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+					}
+					_, ranErr := os.Stat(filepath.Join(dir, "victim-ran"))
+					if mode == "session" && ranErr == nil {
+						t.Error("the job said killed ran to its end")
+					}
+					if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
+						t.Error("what the zygote's killer left behind wrote after it")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestLadderSessionWritableMovedAway: on the landlock rung a writable
+// path is granted by the inode it led to when the zygote was made. One
+// moved away on the host and made anew during the run gets a new session:
+// the next command writes to the new directory.
+func TestLadderSessionWritableMovedAway(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			// Not beneath /tmp, which is writable in any case.
+			parent, err := os.MkdirTemp("/var/tmp", "wsh-e2e-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(parent) })
+			os.Chmod(parent, 0o755)
+			dir, wr := workDir(t, u), filepath.Join(parent, "wr")
+			mkdirOwned(t, u, wr)
+			mkdirOwned(t, u, filepath.Join(dir, "sub"))
+			s := startCmd(t, hostileCmd(t, context.Background(), u, dir, []string{"WSH_JAIL=session", "WSH_WRITABLE=" + wr}, cloneEPERM.arg,
+				`true
+echo ready
+while [ ! -e sub/go ]; do sleep 0.05; done
+sh -c 'echo new > `+wr+`/c && echo wrote-new'`))
+			s.waitLine(t, "ready")
+			if err := os.Rename(wr, wr+".old"); err != nil {
+				t.Fatal(err)
+			}
+			mkdirOwned(t, u, wr)
+			writeOwned(t, u, filepath.Join(dir, "sub", "go"), "")
+			s.waitLine(t, "wrote-new")
+			s.wait(t, 30*time.Second)
+		})
+	}
+}
