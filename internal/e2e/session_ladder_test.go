@@ -137,10 +137,9 @@ func TestLadderSessionChannelOutOfReach(t *testing.T) {
 
 // TestLadderSessionLeftBehindEndsWithItsCommand: what a command leaves
 // running ends when it does, before the next command: a job in its
-// process group, and a process that left the group (setpgid(0, 0), which
-// a session's filter allows) and was orphaned. A background job of the
-// script runs on. In a jail per command the group is killed, and
-// setpgid is refused.
+// process group, and a process that tried to leave the group
+// (setpgid(0, 0), refused) and was orphaned. A background job of the
+// script runs on. In both modes the command's group is killed.
 func TestLadderSessionLeftBehindEndsWithItsCommand(t *testing.T) {
 	for _, rung := range lowerRungs {
 		for _, mode := range jailModes {
@@ -168,6 +167,91 @@ for t in %s %s %s; do pgrep -x -f "sleep $t" >/dev/null && echo "$t runs" || ech
 					want := fmt.Sprintf("%s runs\n%s gone\n%s gone\n", job, inGroup, escaped)
 					if r.status != 0 || r.stdout != want {
 						t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+					}
+				})
+			}
+		}
+	}
+}
+
+// forkLoopPy is the second review's attack on the first lower-rung
+// session: a loop that forks and exits, each generation trying to make a
+// process group of its own, so that no scan of /proc finds a live pid of
+// it and no kill of its first group reaches it. Given a token (in its
+// argv, for pgrep) and a file, it writes the file once it has looped for
+// 2 s, as a process left behind would write a git hook after wsh's check.
+// Its first process exits after 0.2 s, ending its command. A third
+// argument is the pause between generations, in seconds.
+const forkLoopPy = `python3 -c '` + forkLoopSrc + `' `
+
+const forkLoopSrc = `import os, sys, time
+start = time.time()
+if os.fork() == 0:
+    while True:
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        if time.time() - start > 2:
+            open(sys.argv[2], "w").write("planted")
+            os._exit(0)
+        time.sleep(float(sys.argv[3]))
+        if os.fork() != 0:
+            os._exit(0)
+time.sleep(0.2)`
+
+// groupProbePy prints what the kernel answers a command that tries to
+// leave its process group: setpgid(0, 0), setsid, and clone with
+// CLONE_PARENT (a child of its parent's, the zygote's fork thread, which
+// the zygote would take for its own fork's).
+const groupProbePy = `python3 -c '
+import ctypes, errno, os
+def show(name, f):
+    try:
+        f()
+        print(name, "allowed", flush=True)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno], flush=True)
+show("setpgid", lambda: os.setpgid(0, 0))
+show("setsid", os.setsid)
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0) # clone(CLONE_PARENT|SIGCHLD), x86_64
+if r == 0:
+    os._exit(0)
+print("clone-parent", "allowed" if r > 0 else errno.errorcode[ctypes.get_errno()], flush=True)
+if os.fork() == 0:
+    show("child-setpgid", lambda: os.setpgid(0, 0))
+    os._exit(0)
+os.wait()
+'`
+
+// TestLadderSessionGroupHolds: no process of a command can leave its
+// process group: setpgid and setsid are refused (EPERM, read back) in a
+// command and in its child, and in a session so is clone(CLONE_PARENT).
+// A loop that forks and exits, trying setpgid at each generation (the
+// attack that broke the first lower-rung session), ends with its command
+// and never writes. With an init per command, the same but CLONE_PARENT.
+func TestLadderSessionGroupHolds(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, mode := range jailModes {
+			for _, u := range users {
+				t.Run(rung.name+"/"+mode+"/"+u.name, func(t *testing.T) {
+					dir := workDir(t, u)
+					token := uniqueNumber(419)
+					t.Cleanup(func() { noLeftovers(t, token) })
+					script := groupProbePy + "\n" + forkLoopPy + token + " loop-planted 0.005\n" +
+						`echo after $(pgrep -c -f "^python3 .*` + token + `")` + "\nsleep 3"
+					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode, script)
+					clone := "EPERM"
+					if mode == "command" {
+						clone = "allowed" // no zygote: harmless
+					}
+					want := "setpgid EPERM\nsetsid EPERM\nclone-parent " + clone + "\nchild-setpgid EPERM\nafter 0\n"
+					if r.status != 0 || r.stdout != want {
+						t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, want, r.stderr)
+					}
+					if _, err := os.Stat(filepath.Join(dir, "loop-planted")); err == nil {
+						t.Error("the fork loop wrote after its command ended")
 					}
 				})
 			}
@@ -303,9 +387,9 @@ os.close(w)
 os.read(r, 1)
 ' `
 
-// TestLadderSessionDeepChainEnds: a chain of 40 processes, each in a
-// group of its own, left by a command, is gone before the next command
-// (one scan finds it all, whatever its depth), and never writes.
+// TestLadderSessionDeepChainEnds: a chain of 40 processes, each trying
+// to make a group of its own (refused), left by a command, is gone before
+// the next command (its group is killed whole), and never writes.
 func TestLadderSessionDeepChainEnds(t *testing.T) {
 	for _, rung := range lowerRungs {
 		for _, mode := range jailModes {
@@ -333,7 +417,8 @@ func TestLadderSessionDeepChainEnds(t *testing.T) {
 // seccomp rung signals are not confined). wsh then ends every process of
 // the session before it says anything of them: a job running then is said
 // to have been killed only once it is, and what the killer left behind
-// never writes. Later commands get an init of their own. With an init per
+// never writes, a loop that forks and exits too (which a scan of /proc
+// may never see alive: the kill of its group ends it). Later commands get an init of their own. With an init per
 // command on the landlock rung, the kill of wsh is refused.
 func TestLadderSessionZygoteKilled(t *testing.T) {
 	for _, rung := range lowerRungs {
@@ -346,11 +431,12 @@ func TestLadderSessionZygoteKilled(t *testing.T) {
 					dir := workDir(t, u)
 					token := uniqueNumber(418)
 					t.Cleanup(func() { noLeftovers(t, token) })
-					script := `sh -c 'sleep 2; echo ran > victim-ran' & v=$!
+					script := "cat > loop.py <<'EOF'\n" + forkLoopSrc + "\nEOF\n" +
+						`sh -c 'sleep 2; echo ran > victim-ran' & v=$!
 sleep 0.3
-sh -c '(sleep 2; echo planted > planted) >/dev/null 2>&1 </dev/null & sleep ` + token + ` & kill -9 $PPID 2>/dev/null'
+sh -c '(sleep 2; echo planted > planted) >/dev/null 2>&1 </dev/null & sleep ` + token + ` & python3 loop.py ` + token + ` loop-planted 0 & sleep 0.5; kill -9 $PPID 2>/dev/null'
 wait $v; echo victim=$?
-echo after $(pgrep -c -x -f "sleep ` + token + `")
+echo after $(pgrep -c -f "^(sleep|python3 loop.py) ` + token + `")
 sleep 3`
 					r := runHostile(t, u, dir, []string{"WSH_JAIL=" + mode}, rung.mode, script)
 					want := "victim=137\nafter 0\n"
@@ -364,8 +450,10 @@ sleep 3`
 					if mode == "session" && ranErr == nil {
 						t.Error("the job said killed ran to its end")
 					}
-					if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
-						t.Error("what the zygote's killer left behind wrote after it")
+					for _, f := range []string{"planted", "loop-planted"} {
+						if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+							t.Errorf("what the zygote's killer left behind wrote %s after it", f)
+						}
 					}
 				})
 			}
@@ -403,6 +491,32 @@ sh -c 'echo new > `+wr+`/c && echo wrote-new'`))
 			writeOwned(t, u, filepath.Join(dir, "sub", "go"), "")
 			s.waitLine(t, "wrote-new")
 			s.wait(t, 30*time.Second)
+		})
+	}
+}
+
+// TestLadderSessionNoListener: where a filter in force already has a
+// listener (hostile mode 8, as under a supervisor that intercepts system
+// calls), the kernel gives the zygote's filter none. The rung stands
+// without a session: wsh says so, once, and each command gets an init of
+// its own (its parent is wsh), confined as ever.
+func TestLadderSessionNoListener(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			script := "echo wsh=$$\n" + statusOf + "/proc/self/status\n" + statusOf + "/proc/self/status"
+			r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=session"}, "8", script)
+			if r.status != 0 {
+				t.Fatalf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			said := "wsh: no session on the landlock rung: the kernel refused its seccomp listener (device or resource busy); commands get an init of their own\n"
+			if strings.Count(r.stderr, said) != 1 {
+				t.Errorf("stderr does not say once why there is no session:\n%s", r.stderr)
+			}
+			wsh, _, _ := strings.Cut(strings.TrimPrefix(r.stdout, "wsh="), "\n")
+			if strings.Count(r.stdout, "PPid:\t"+wsh+"\n") != 2 || strings.Count(r.stdout, "NoNewPrivs:\t1\n") != 2 ||
+				strings.Count(r.stdout, "Seccomp:\t2\n") != 2 || strings.Count(r.stdout, "CapEff:\t0000000000000000\n") != 2 {
+				t.Errorf("each command's parent is not wsh (%s), or a command is not confined:\n%s", wsh, r.stdout)
+			}
 		})
 	}
 }

@@ -12,26 +12,65 @@ import (
 // loadProgram installs prog on every thread of this process (TSYNC), as
 // libseccomp's Load does. no_new_privs is already set.
 func loadProgram(prog []byte) error {
+	_, err := installProgram(prog, false)
+	return err
+}
+
+// installProgram installs prog on every thread; with listener, it asks
+// for the program's listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, which
+// TSYNC takes only with TSYNC_ESRCH, Linux 5.7) and returns it, close on
+// exec. A refused listener is a *listenerError.
+func installProgram(prog []byte, listener bool) (int, error) {
 	if err := proto.CheckFilter(prog); err != nil {
-		return err
+		return -1, err
 	}
 	insns := make([]unix.SockFilter, len(prog)/int(unsafe.Sizeof(unix.SockFilter{})))
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&insns[0])), len(prog)), prog)
 	fprog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
-	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_TSYNC)
+	if listener {
+		flags |= unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+	}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 	switch {
+	case listener && errno != 0:
+		// EINVAL: a kernel without the flags; EBUSY: a filter in force
+		// has a listener already (a wsh in a lower rung's session).
+		// Whatever it is, wsh tries a command's own jail next, whose
+		// load of the same program without a listener says what the
+		// host refuses.
+		return -1, &listenerError{errno}
 	case errno != 0:
-		return os.NewSyscallError("seccomp(SECCOMP_SET_MODE_FILTER)", errno)
+		return -1, os.NewSyscallError("seccomp(SECCOMP_SET_MODE_FILTER)", errno)
+	case listener:
+		return int(r), nil
 	case r != 0:
 		// TSYNC: thread r could not be synchronised.
-		return os.NewSyscallError("seccomp(TSYNC)", unix.EAGAIN)
+		return -1, os.NewSyscallError("seccomp(TSYNC)", unix.EAGAIN)
 	}
-	return nil
+	return -1, nil
 }
+
+// A listenerError is a filter refused for its listener: nothing was
+// loaded.
+type listenerError struct{ errno unix.Errno }
+
+func (e *listenerError) Error() string {
+	return "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER): " + e.errno.Error()
+}
+
+func (e *listenerError) Unwrap() error { return e.errno }
 
 // loadSeccomp loads the program the parent compiled. The init has no
 // compiler of its own (it is built without cgo, so without libseccomp): an
-// empty or malformed program fails the step.
+// empty or malformed program fails the step. A lower rung's session's
+// program (proto.SessionForkGroup) is loaded with its listener, which the
+// zygote answers (st.listener).
 func loadSeccomp(st *setupState) error {
-	return loadProgram(st.spec.Filter)
+	if !st.spec.Session || st.spec.Rung == proto.RungFull {
+		return loadProgram(st.spec.Filter)
+	}
+	fd, err := installProgram(st.spec.Filter, true)
+	st.listener = fd
+	return err
 }

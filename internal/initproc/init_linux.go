@@ -144,15 +144,20 @@ func initMain() int {
 // forks each command (serveLower). A report and ReservedStatus when a
 // step, or the exec, fails.
 func lowerMain(spec *proto.Spec) int {
-	st := &setupState{spec: spec, shm: -1}
+	st := &setupState{spec: spec, shm: -1, listener: -1}
 	for _, s := range lowerSteps {
 		if err := s.run(st); err != nil {
+			var le *listenerError
+			if errors.As(err, &le) {
+				writeReport(proto.StepListener, le.errno)
+				return proto.ReservedStatus
+			}
 			writeReport(s.id, err)
 			return proto.ReservedStatus
 		}
 	}
 	if spec.Session {
-		return execZygote()
+		return execZygote(st.listener)
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.
@@ -190,6 +195,7 @@ type setupState struct {
 	shm      int      // detached clone of spec.ShmDir, or -1
 	homeDev  uint64   // the device of the copy-on-write home, once mounted
 	pinned   []string // directories bound onto themselves (pinAncestors)
+	listener int      // a lower rung's session's seccomp listener (loadSeccomp), or -1
 }
 
 // steps is the one list that defines the order of the setup.

@@ -29,7 +29,10 @@ type server struct {
 	// lower: a zygote of a rung without namespaces (serveLower), in the
 	// host's PID namespace, the subreaper of what its commands leave.
 	lower bool
-	wmu   sync.Mutex // one message at a time on fd
+	// forking is set while the fork thread forks a command (run): the
+	// zygote lets its child make its group then only (mayJoin).
+	forking atomic.Int32
+	wmu     sync.Mutex // one message at a time on fd
 
 	mu     sync.Mutex // held from a fork until its pid is recorded
 	byID   map[uint64]int
@@ -183,11 +186,13 @@ func (s *server) run(id uint64, fds []int) {
 	old := syscall.Umask(int(r.Umask & 0o777))
 	pidfd := -1
 	stop := s.watchFork()
+	s.forking.Add(1)
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
 		Env:   r.Env,
 		Files: stdio[:],
 		Sys:   &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
+	s.forking.Add(-1)
 	stop()
 	syscall.Umask(old)
 	if err != nil {
@@ -302,7 +307,8 @@ func (s *server) failed(id uint64, step proto.Step, err error) {
 // Called with mu held.
 func (s *server) killOrphans() {
 	if s.lower {
-		s.killLeftLower()
+		// Nothing a command starts leaves its group (SessionForkGroup),
+		// which reap has killed.
 		return
 	}
 	for pass := 0; pass < 10; pass++ {
@@ -472,8 +478,8 @@ func (s *server) reap() {
 		if ok && s.lower {
 			// Its process group, at once, as a lower rung's jail per
 			// command ends it, while its pid, not reaped yet, cannot
-			// be another's; what left the group is found by
-			// killOrphans.
+			// be another's: all the command started, which cannot
+			// leave the group.
 			unix.Kill(-pid, unix.SIGKILL)
 		}
 		var ws unix.WaitStatus

@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -19,22 +22,29 @@ import (
 // Landlock's domain and the capabilities are a thread's own, and the Go
 // runtime's other threads were made before the setup: the exec leaves one
 // thread, the confined one, from which every thread of the zygote is
-// made. Its commands inherit all of it (the filter: SessionForkGroup).
+// made. Its commands inherit all of it.
+//
+// Each command runs in a process group of its own, which neither it nor
+// anything it starts can leave, as with an init per command: the filter
+// (proto.SessionForkGroup) sends setsid and setpgid to the zygote, which
+// lets through only setpgid(0, 0) from the child it is forking, before
+// that child's exec (answer). So the group kill at a command's end (reap)
+// ends all it left, fork by fork, as a lower rung's jail per command does.
 //
 // The zygote leads a session of its own (the launch's setsid), which
-// its commands cannot leave (setsid is refused) and no other process can
-// join: every process of it is the zygote's or a command's, whatever
-// became of its parent. What it kills, it finds there (package sweep).
+// no command can leave either: every process of it is the zygote's or a
+// command's, whatever became of its parent (package sweep).
 
-// execZygote execs the zygote, keeping the channel and the sentinel.
-func execZygote() int {
-	for _, fd := range []int{proto.SessionFD, proto.ReportFD} {
+// execZygote execs the zygote, keeping the channel, the sentinel and the
+// filter's listener, whose number is the zygote's argument.
+func execZygote(listener int) int {
+	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
 			writeReport(proto.StepExec, os.NewSyscallError("fcntl", err))
 			return proto.ReservedStatus
 		}
 	}
-	err := unix.Exec("/proc/self/exe", []string{proto.ZygoteArg0}, []string{})
+	err := unix.Exec("/proc/self/exe", []string{proto.ZygoteArg0, strconv.Itoa(listener)}, []string{})
 	writeReport(proto.StepExec, err)
 	return proto.ReservedStatus
 }
@@ -46,22 +56,58 @@ func execZygote() int {
 // its child; and it has no parent-death signal: wsh's death ends it
 // through the channel's end, after it has killed every process of the
 // session.
+//
+// It forks from a thread that is not its main one: the kernel gives what
+// a command leaves to the subreaper's first live thread, the main one,
+// so the fork thread's children are the zygote's forks, and the commands'
+// own clone(CLONE_PARENT) children, which the filter refuses (answer).
 func zygoteMain() int {
-	runtime.LockOSThread() // each fork from one thread (watchFork)
+	runtime.LockOSThread() // the main thread's, for good: no fork runs on it
 	for _, opt := range [][2]uintptr{{unix.PR_SET_DUMPABLE, 0}, {unix.PR_SET_CHILD_SUBREAPER, 1}, {unix.PR_SET_PDEATHSIG, 0}} {
 		if err := unix.Prctl(int(opt[0]), opt[1], 0, 0, 0); err != nil {
 			writeReport(proto.StepExec, os.NewSyscallError("prctl", err))
 			return proto.ReservedStatus
 		}
 	}
-	for _, fd := range []int{proto.SessionFD, proto.ReportFD} {
+	listener := -1
+	if len(os.Args) == 2 {
+		listener, _ = strconv.Atoi(os.Args[1])
+	}
+	var st unix.Stat_t
+	if listener < 3 || unix.Fstat(listener, &st) != nil {
+		writeReport(proto.StepListener, unix.EBADF)
+		return proto.ReservedStatus
+	}
+	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		unix.CloseOnExec(fd)
+	}
+	if unix.Gettid() != unix.Getpid() {
+		writeReport(proto.StepExec, unix.EDEADLK) // bug: main runs on the main thread
+		return proto.ReservedStatus
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals()...)
 	signal.Notify(make(chan os.Signal, 1), dropped...)
 	s := newServer(nil, true)
-	s.serve(sigs)
+	forkTid := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // forks from this thread alone, for good
+		tid := unix.Gettid()
+		forkTid <- tid
+		if tid == unix.Getpid() {
+			return
+		}
+		s.serve(sigs)
+	}()
+	tid := <-forkTid
+	if tid == unix.Getpid() {
+		writeReport(proto.StepExec, unix.EDEADLK) // bug: the main thread is locked
+		return proto.ReservedStatus
+	}
+	go s.answer(listener, tid)
+	<-done
 	s.endLower()
 	return 0
 }
@@ -70,72 +116,102 @@ func zygoteMain() int {
 // once the zygote is gone.
 const endGrace = 2 * time.Second
 
-// killLeftLower kills, when a command has exited, what it left: if a
-// child of the zygote is no running command (a process whose parent
-// died, made the zygote's by its subreaper), every process of the session
-// that descends from no running command, found in one scan, whatever the
-// depth. Called with mu held.
-func (s *server) killLeftLower() {
-	orphan := false
-	for _, pid := range liveChildren() {
-		if _, running := s.ids[pid]; !running {
-			orphan = true
-			break
-		}
-	}
-	if !orphan {
-		return
-	}
-	sweep.Kill(os.Getpid(), s.ofARunningCommand, endGrace)
-}
-
-// ofARunningCommand says that pid is a running command or descends from
-// one. Called with mu held.
-func (s *server) ofARunningCommand(pid int, ps map[int]sweep.Proc) bool {
-	for n := 0; n <= len(ps); n++ {
-		if _, running := s.ids[pid]; running {
-			return true
-		}
-		p, ok := ps[pid]
-		if !ok {
-			return false // the zygote, or a parent that has exited
-		}
-		pid = p.PPid
-	}
-	return false
-}
-
-// endLower kills every process of the session.
+// endLower kills every process of the session: each running command's
+// group, then what a scan of the session finds.
 func (s *server) endLower() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sweep.Kill(os.Getpid(), nil, endGrace)
+	for _, pid := range s.byID {
+		unix.Kill(-pid, unix.SIGKILL) // not reaped yet: the group is the command's
+	}
+	sweep.Kill(os.Getpid(), endGrace)
 }
 
-// liveChildren are the children of every thread of this process that
-// have not exited.
-func liveChildren() []int {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, t := range tasks {
-		for _, pid := range threadChildren(atoi(t.Name())) {
-			if p, ok := sweep.Stat(pid); ok && p.State != 'Z' && p.State != 'X' {
-				out = append(out, pid)
+// A seccompNotif is the kernel's struct seccomp_notif, and
+// seccompNotifResp its struct seccomp_notif_resp (seccomp_unotify(2)).
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// answer answers the filter's setsid and setpgid calls until the
+// listener fails (the zygote is ending). Every call is refused with
+// EPERM but the fork's own (mayJoin): that one goes on as made.
+func (s *server) answer(listener, forkTid int) {
+	for {
+		var req seccompNotif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
+			if e == unix.EINTR || e == unix.ENOENT {
+				continue // ENOENT: the caller was gone before it was read
 			}
+			return
 		}
+		resp := seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
+		if s.mayJoin(listener, forkTid, &req) {
+			resp = seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		}
+		// ENOENT: the caller is gone (killed meanwhile); nothing to say.
+		unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	}
-	return out
 }
 
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
+// pfForkNoExec is PF_FORKNOEXEC, a task's flag from its fork to its
+// exec (proc(5), /proc/PID/stat field 9).
+const pfForkNoExec = 0x40
+
+// mayJoin says that req is the zygote's own fork making its process group:
+// setpgid(0, 0), while a fork runs, from a child of the fork thread that
+// has not exec'd. Such a child is the fork's: the fork thread makes no
+// other; what a command leaves goes to the main thread (zygoteMain); a
+// command's clone(CLONE_PARENT), which would give the fork thread a child
+// of the command's, is refused by the filter. The pid is read through
+// /proc, then the notification is checked to still wait: the caller was
+// blocked in it all the while, so it is the process that was read.
+func (s *server) mayJoin(listener, forkTid int, req *seccompNotif) bool {
+	if req.nr != unix.SYS_SETPGID || req.args[0] != 0 || req.args[1] != 0 || s.forking.Load() == 0 {
+		return false
 	}
-	return n
+	pid := int(req.pid)
+	if !slices.Contains(threadChildren(forkTid), pid) {
+		return false
+	}
+	flags, ok := taskFlags(pid)
+	if !ok || flags&pfForkNoExec == 0 {
+		return false
+	}
+	id := req.id
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}
+
+// taskFlags reads pid's flags (/proc/PID/stat field 9).
+func taskFlags(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 {
+		return 0, false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return flags, err == nil
 }
 
 // siginfoPid is si_pid of a SIGCHLD's siginfo: the first field of the

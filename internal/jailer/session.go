@@ -73,7 +73,12 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 	req.Spec.Session, req.Spec.Path, req.Spec.Args, req.Spec.Env = true, "", nil, nil
 	if rung != proto.RungFull {
 		if err := j.compileSessionFilter(rung); err != nil {
-			return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+			// A libseccomp without SCMP_ACT_NOTIFY (before 2.5, or a
+			// kernel it finds without it): the rung stands, without a
+			// session; the probe of a command's own jail is still to
+			// come, and says its own failures.
+			j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: its filter could not be made (%v); commands get an init of their own", rung, err))
+			return j.probeNoSession(ctx, dir, rung)
 		}
 		req.Spec.Filter = j.sessionFilters[rung]
 	}
@@ -97,6 +102,14 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 		return verdict.Verdict{}
 	}
 	v := verdict.Classify(facts)
+	if s == nil && rung != proto.RungFull && v.Step == proto.StepListener {
+		// Every step of the rung's setup held but the filter's listener:
+		// a kernel before 5.7, or a filter in force with a listener of
+		// its own (a wsh inside a lower rung's session). The rung
+		// stands, without a session.
+		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: the kernel refused its seccomp listener (%v); commands get an init of their own", rung, v.Errno))
+		return j.probeNoSession(ctx, dir, rung)
+	}
 	if s == nil && rung != proto.RungFull && v.Kind == verdict.NotExecutable && v.Step == proto.StepExec {
 		// Every step of the rung's setup held; the zygote could not exec
 		// itself (proto.ZygoteArg0). The rung stands, without a session.
@@ -129,6 +142,13 @@ func idSet(ids []proto.PathID) map[proto.PathID]bool {
 		m[id] = true
 	}
 	return m
+}
+
+// probeNoSession is decide's probe of rung without a session: a command's
+// own jail there.
+func (j *Jailer) probeNoSession(ctx context.Context, dir string, rung proto.Rung) verdict.Verdict {
+	v, _, _ := j.probe(ctx, dir, rung, false)
+	return v
 }
 
 // sessionPrint is what a session's jail on rung depends on, of the hidden

@@ -41,7 +41,10 @@ type Session struct {
 	mu   sync.Mutex
 	id   uint64
 	wait map[uint64]chan proto.SessionMsg
-	end  chan struct{} // closed when the channel has ended
+	// running are the commands started and not ended, by id: each one's
+	// pid, the leader of its process group.
+	running map[uint64]int
+	end     chan struct{} // closed when the channel has ended
 	gone chan struct{} // closed once the init is reaped
 
 	closeOnce sync.Once
@@ -54,6 +57,26 @@ const closeTimeout = 5 * time.Second
 // sweepTimeout bounds wsh's sweep of a lower rung's session, once its
 // zygote is gone.
 const sweepTimeout = 5 * time.Second
+
+// killGroups kills the process group of every command of a lower rung's
+// session that the zygote said started and not that it ended, once the
+// zygote is gone and its messages are read. Nothing a command starts can
+// leave its group (proto.SessionForkGroup), so this ends all of it at
+// once, even a loop that forks and exits, which a scan of the session may
+// miss. The group's number is its leader's pid, which is no other
+// process's while any process of the group lives; only a group that
+// ended and whose number the kernel gave again since (after its pids
+// wrapped around) would be another's.
+func (s *Session) killGroups() {
+	<-s.end
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range s.running {
+		if pid > 1 {
+			unix.Kill(-pid, unix.SIGKILL)
+		}
+	}
+}
 
 // awaitPidfd waits until the process of pidfd has exited.
 func awaitPidfd(pidfd int) {
@@ -143,7 +166,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		return nil, out
 	}
 	s := &Session{rung: req.Spec.Rung, p: p, sock: ours, fd: int(ours.Fd()), wait: map[uint64]chan proto.SessionMsg{},
-		end: make(chan struct{}), gone: gone}
+		running: map[uint64]int{}, end: make(chan struct{}), gone: gone}
 	// A lower rung's zygote ends what its session runs; one that was
 	// killed (its commands can signal it) or stalled and killed at Close
 	// could not: wsh ends it, before it reaps the zygote, whose session
@@ -158,12 +181,14 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	go func() {
 		if pidfd >= 0 {
 			awaitPidfd(pidfd)
-			sweep.Kill(p.Pid, nil, sweepTimeout)
+			s.killGroups()
+			sweep.Kill(p.Pid, sweepTimeout)
 			unix.Close(pidfd)
 		}
 		p.Wait()
 		if pidfd < 0 && s.rung != proto.RungFull {
-			sweep.Kill(p.Pid, nil, sweepTimeout) // no pidfd (before Linux 5.3)
+			s.killGroups()
+			sweep.Kill(p.Pid, sweepTimeout) // no pidfd (before Linux 5.3)
 		}
 		cio.wait(exitGrace)
 		close(gone)
@@ -204,6 +229,9 @@ func (s *Session) read() {
 		ch := s.wait[m.ID]
 		if m.Kind != proto.MsgStarted {
 			delete(s.wait, m.ID)
+			delete(s.running, m.ID)
+		} else {
+			s.running[m.ID] = int(m.Value)
 		}
 		s.mu.Unlock()
 		if ch != nil {

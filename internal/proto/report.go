@@ -39,6 +39,11 @@ const (
 	StepKeeperLock
 	StepKeeperMount
 	StepKeeperListen
+	// StepListener is a lower rung's session's filter loaded with a
+	// listener (SECCOMP_FILTER_FLAG_NEW_LISTENER): a kernel without it,
+	// or a filter above with a listener of its own, refuses it. The rung
+	// stands; its commands get an init of their own.
+	StepListener
 	stepCount
 )
 
@@ -68,6 +73,7 @@ var stepNames = [stepCount]string{
 	StepKeeperLock:   "keeper-lock",
 	StepKeeperMount:  "keeper-mount",
 	StepKeeperListen: "keeper-listen",
+	StepListener:     "seccomp-listener",
 }
 
 // StepClone is no step of the init's: it names, in a verdict, the start

@@ -62,11 +62,12 @@ const (
 	SessionGroup = "session"
 	// SessionForkGroup: in SessionGroup's place in a lower rung's
 	// session (Spec.Session), whose zygote gives each command a process
-	// group of its own: setsid, and setpgid but setpgid(0, 0). A process
-	// can make itself the leader of a group of its own, in the zygote's
-	// session; it cannot join another group, move another process or
-	// leave the session. The zygote, the subreaper of its commands, kills
-	// what a command leaves, in its group or not, when it ends.
+	// group of its own. setsid and setpgid go to the zygote, which holds
+	// the filter's listener: it lets setpgid(0, 0) through for the child
+	// it is forking, before that child's exec, and refuses every other
+	// call (EPERM), so a command and all it starts stay in its group, as
+	// with SessionGroup. clone(CLONE_PARENT) is refused: no process can
+	// make a child of the zygote's fork thread but the zygote.
 	SessionForkGroup = "session-fork"
 )
 

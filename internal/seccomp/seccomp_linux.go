@@ -148,16 +148,17 @@ var policy = []RuleGroup{
 	}},
 	{proto.IPCGroup, ipcCalls, denyAll(eperm, ipcCalls...)},
 	{proto.SessionGroup, []string{"setsid", "setpgid"}, denyAll(eperm, "setsid", "setpgid")},
-	{proto.SessionForkGroup, []string{"setsid", "setpgid (but setpgid(0, 0))"}, func(f *libseccomp.ScmpFilter) error {
-		if err := deny(f, "setsid", eperm); err != nil {
+	{proto.SessionForkGroup, []string{"setsid and setpgid (the zygote answers: setpgid(0, 0) only in its own fork before the exec)", "clone(CLONE_PARENT)"}, func(f *libseccomp.ScmpFilter) error {
+		// The zygote that loads this program holds its listener
+		// (SECCOMP_FILTER_FLAG_NEW_LISTENER), and lets a call through
+		// only for the child it is forking (initproc's answer); every
+		// other process gets EPERM, and ENOSYS once the zygote is gone.
+		if err := denyAll(libseccomp.ActNotify, "setsid", "setpgid")(f); err != nil {
 			return err
 		}
-		for arg := uint(0); arg < 2; arg++ {
-			if err := denyConds(f, "setpgid", eperm, nonZero(arg)); err != nil {
-				return err
-			}
-		}
-		return nil
+		// The zygote tells its fork by its parent: no process may make
+		// a child for its own parent.
+		return denyMasked(f, "clone", eperm, 0, unix.CLONE_PARENT, unix.CLONE_PARENT)
 	}},
 	{proto.PtraceGroup, []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, denyAll(eperm, "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")},
 	{"io_uring", []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, denyAll(eperm, "io_uring_setup", "io_uring_enter", "io_uring_register")},

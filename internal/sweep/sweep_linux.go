@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A Proc is what a sweep knows of a process: its parent, session and
-// state (proc(5), /proc/PID/stat fields 4, 6 and 3).
+// A Proc is what a sweep knows of a process: its parent, process group,
+// session and state (proc(5), /proc/PID/stat fields 4, 5, 6 and 3).
 type Proc struct {
-	PPid, Sid int
-	State     byte
+	PPid, Pgid, Sid int
+	State           byte
 }
 
 // live says that p has not exited (a zombie is dead already).
@@ -38,11 +38,12 @@ func Stat(pid int) (Proc, bool) {
 		return Proc{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	sid, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil {
+	pgid, err2 := strconv.Atoi(f[2])
+	sid, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil {
 		return Proc{}, false
 	}
-	return Proc{PPid: ppid, Sid: sid, State: f[0][0]}, true
+	return Proc{PPid: ppid, Pgid: pgid, Sid: sid, State: f[0][0]}, true
 }
 
 // Session reads the live processes of session sid, by pid.
@@ -64,31 +65,30 @@ func Session(sid int) map[int]Proc {
 	return out
 }
 
-// Kill kills every live process of session sid but this one and those
-// spared says to spare (it is given each, and the session's processes to
-// walk its ancestry), scan after scan, until a scan finds none, or d has
-// passed; it returns how many it found in its last scan. A process forked
-// meanwhile is found by the next scan; a chain of any depth is found by
-// one. Each is signalled through a pidfd, after its session is read again
-// through the pid the pidfd holds, so that a pid reused meanwhile by a
-// process of another session is never signalled.
-func Kill(sid int, spared func(pid int, ps map[int]Proc) bool, d time.Duration) int {
+// Kill kills every live process of session sid but this one, and the
+// process group of each, scan after scan, until a scan finds none, or d
+// has passed; it returns how many it found in its last scan. A process
+// forked meanwhile is found by the next scan; a chain of any depth is
+// found by one. Each is signalled through a pidfd, after its session is
+// read again through the pid the pidfd holds, so that a pid reused
+// meanwhile by a process of another session is never signalled; and its
+// group then, which is of the same session as long as that process is in
+// it. The group kill is what ends a loop that forks and exits, whose
+// every pid a scan lists may have exited before it is read: a group kill
+// reaches every process of the group at once, and a fork under way with
+// it. (A process of a lower rung's session cannot leave its group.)
+func Kill(sid int, d time.Duration) int {
 	end := time.Now().Add(d)
 	self := os.Getpid()
 	for {
 		ps := Session(sid)
-		var targets []int
-		for pid := range ps {
-			if pid != self && (spared == nil || !spared(pid, ps)) {
-				targets = append(targets, pid)
-			}
-		}
-		if len(targets) == 0 || time.Now().After(end) {
-			return len(targets)
+		delete(ps, self)
+		if len(ps) == 0 || time.Now().After(end) {
+			return len(ps)
 		}
 		var fds []unix.PollFd
-		for _, pid := range targets {
-			if fd := kill(pid, sid); fd >= 0 {
+		for pid := range ps {
+			if fd := kill(pid, sid, self); fd >= 0 {
 				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 			}
 		}
@@ -99,9 +99,10 @@ func Kill(sid int, spared func(pid int, ps map[int]Proc) bool, d time.Duration) 
 	}
 }
 
-// kill sends SIGKILL to pid if it is still of session sid, and returns a
-// pidfd of it (-1 when there is none: it is gone).
-func kill(pid, sid int) int {
+// kill sends SIGKILL to pid if it is still of session sid, and to its
+// process group unless that is self's, and returns a pidfd of it (-1 when
+// there is none: it is gone).
+func kill(pid, sid, self int) int {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		if err == unix.ENOSYS {
@@ -109,18 +110,29 @@ func kill(pid, sid int) int {
 			// signalled at once.
 			if p, ok := Stat(pid); ok && p.Sid == sid {
 				unix.Kill(pid, unix.SIGKILL)
+				killGroup(p.Pgid, self)
 			}
 		}
 		return -1
 	}
 	// The pidfd holds the process: if it is the one whose session is read
 	// now, the signal reaches it; if it has exited, the signal fails.
-	if p, ok := Stat(pid); !ok || p.Sid != sid {
+	p, ok := Stat(pid)
+	if !ok || p.Sid != sid {
 		unix.Close(fd)
 		return -1
 	}
 	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	killGroup(p.Pgid, self)
 	return fd
+}
+
+// killGroup kills process group pgid, unless it is self's (the zygote's
+// own, where its forks are before they make theirs).
+func killGroup(pgid, self int) {
+	if pgid > 1 && pgid != unix.Getpgrp() && pgid != self {
+		unix.Kill(-pgid, unix.SIGKILL)
+	}
 }
 
 // awaitExit waits, at most d, until every pidfd of fds is readable (its

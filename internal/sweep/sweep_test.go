@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ func startSession(t *testing.T, n int) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		Kill(cmd.Process.Pid, 5*time.Second) // its jobs too
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
@@ -36,7 +39,7 @@ func startSession(t *testing.T, n int) *exec.Cmd {
 // nothing of another.
 func TestKillTheSessionOnly(t *testing.T) {
 	victim, bystander := startSession(t, 3), startSession(t, 2)
-	if left := Kill(victim.Process.Pid, nil, 5*time.Second); left != 0 {
+	if left := Kill(victim.Process.Pid, 5*time.Second); left != 0 {
 		t.Fatalf("Kill left %d processes", left)
 	}
 	if n := len(Session(victim.Process.Pid)); n != 0 {
@@ -47,14 +50,44 @@ func TestKillTheSessionOnly(t *testing.T) {
 	}
 }
 
-// TestKillSpares: what spared spares (here the leader) is left running,
-// and the rest of its session is killed.
-func TestKillSpares(t *testing.T) {
-	s := startSession(t, 2)
-	leader := s.Process.Pid
-	Kill(leader, func(pid int, ps map[int]Proc) bool { return pid == leader }, 5*time.Second)
-	ps := Session(leader)
-	if _, ok := ps[leader]; !ok || len(ps) != 1 {
-		t.Errorf("after a sweep that spares the leader, the session has %v, want the leader alone", ps)
+// TestKillEndsAForkLoop: a loop that forks and exits, in a process
+// group of its own (set -m), each generation a new pid, is ended by one
+// sweep, through its group, and its marker stops growing.
+func TestKillEndsAForkLoop(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "marker")
+	loop := `g() { echo x >> ` + marker + `; (g &); }; g`
+	script := "set -m; sh -c '" + loop + "' & exec sleep 100"
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		Kill(cmd.Process.Pid, 5*time.Second)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for size(marker) < 100 {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left := Kill(cmd.Process.Pid, 5*time.Second); left != 0 {
+		t.Fatalf("Kill left %d processes", left)
+	}
+	before := size(marker)
+	time.Sleep(300 * time.Millisecond)
+	if after := size(marker); after != before {
+		t.Fatalf("the loop ran on after the sweep: its marker grew from %d to %d bytes", before, after)
+	}
+}
+
+func size(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }

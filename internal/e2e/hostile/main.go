@@ -22,6 +22,9 @@
 //	7  docker-default: moby's real default seccomp profile, resolved for
 //	   Docker's default capabilities, and (as root) those capabilities
 //	   only, as a process in a default Docker container has them
+//	8  mode 1, in a filter with a listener (acct goes to it), which the
+//	   program inherits, open: a host whose supervisor intercepts system
+//	   calls (seccomp_unotify(2)), where no further listener is given
 //
 // Modes 1 to 4 load a seccomp filter with no_new_privs, which needs no
 // privilege, so the harness runs as any uid. Mode 5 re-executes the harness
@@ -68,8 +71,8 @@ func run(args []string, inUserns bool) error {
 		return fmt.Errorf("missing arguments\n%s", usage)
 	}
 	mode, err := strconv.Atoi(args[0])
-	if err != nil || mode < 0 || mode > 7 {
-		return fmt.Errorf("%q is not a mode (0 to 7)\n%s", args[0], usage)
+	if err != nil || mode < 0 || mode > 8 {
+		return fmt.Errorf("%q is not a mode (0 to 8)\n%s", args[0], usage)
 	}
 	probe := len(args) == 2 && args[1] == "probe"
 	if !probe && (args[1] != "--" || len(args) < 3) {
@@ -103,7 +106,7 @@ func run(args []string, inUserns bool) error {
 
 // denyErrno is the errno a mode's filter answers with.
 func denyErrno(mode int) unix.Errno {
-	if mode%2 == 0 && mode != 6 {
+	if mode == 2 || mode == 4 {
 		return unix.EACCES
 	}
 	return unix.EPERM
@@ -117,7 +120,7 @@ var (
 	mountCalls      = []string{"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
 )
 
-// loadFilter loads the seccomp filter of mode 1 to 4. It applies to every
+// loadFilter loads the seccomp filter of modes 1 to 4, 6 and 8. It applies to every
 // thread (libseccomp-golang asks for TSYNC) and to whatever is exec'd next.
 func loadFilter(mode int) error {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
@@ -129,6 +132,11 @@ func loadFilter(mode int) error {
 	switch {
 	case mode <= 2:
 		err = namespaceRules(f, deny)
+	case mode == 8:
+		err = namespaceRules(f, deny)
+		if err == nil {
+			err = addRule(f, "acct", seccomp.ActNotify, 0)
+		}
 	case mode == 6:
 		err = namespaceRules(f, deny)
 		for _, call := range []string{"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"} {
@@ -153,6 +161,17 @@ func loadFilter(mode int) error {
 	}
 	if err := f.Load(); err != nil {
 		return fmt.Errorf("seccomp: load: %w", err)
+	}
+	if mode == 8 {
+		// The listener stays open in the program (no one answers it:
+		// acct would wait), so the filter keeps it.
+		fd, err := f.GetNotifFd()
+		if err != nil {
+			return fmt.Errorf("seccomp: listener: %w", err)
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("seccomp: listener: %w", err)
+		}
 	}
 	return nil
 }
