@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -518,5 +519,90 @@ func TestLadderSessionNoListener(t *testing.T) {
 				t.Errorf("each command's parent is not wsh (%s), or a command is not confined:\n%s", wsh, r.stdout)
 			}
 		})
+	}
+}
+
+// forkLoopC is a fork-and-exit loop that no scan of /proc keeps up with:
+// each generation forks and exits at once. After 3 s it writes the file
+// its first argument names.
+const forkLoopC = `#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3) {
+			int fd = open(argv[1], O_WRONLY | O_CREAT, 0644);
+			write(fd, "planted\n", 8);
+			_exit(0);
+		}
+		if (fork() != 0)
+			_exit(0);
+	}
+}
+`
+
+// stopAtForkPy holds a write lease on ./loop: the zygote's fork of it,
+// its process group made, waits in its exec for the lease to be let go.
+// Then it stops the zygote (its parent; they share the Landlock domain),
+// lets the exec go on and kills the zygote, which so never says the loop
+// started (the third review's attack).
+const stopAtForkPy = `import fcntl, os, signal, sys, time
+fd = os.open("loop", os.O_RDONLY)
+broke = []
+signal.signal(signal.SIGIO, lambda *a: broke.append(1))
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+end = time.time() + 5
+while not broke and time.time() < end:
+    time.sleep(0.001)
+if not broke:
+    sys.exit("no lease break")
+zygote = os.getppid()
+os.kill(zygote, signal.SIGSTOP)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+time.sleep(0.3)
+os.kill(zygote, signal.SIGKILL)
+`
+
+// TestLadderSessionZygoteStoppedAtFork: a command stops the zygote while
+// it forks another command, after that one's process group is made and
+// before the zygote has said it started, then kills it. wsh heard of the
+// group before it was made (MsgGroup), so it kills it when the zygote is
+// gone: the fork loop it runs never writes, and the command is said
+// killed (137), not refused. Without that message the group was no one's
+// to kill (status 126, and the loop wrote after wsh had exited).
+func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				token := uniqueNumber(420)
+				t.Cleanup(func() { noLeftovers(t, token) })
+				src := filepath.Join(t.TempDir(), "loop.c")
+				if err := os.WriteFile(src, []byte(forkLoopC), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				bin := filepath.Join(dir, "loop")
+				if out, err := exec.Command("gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+					t.Fatalf("gcc: %v\n%s", err, out)
+				}
+				if u.uid >= 0 {
+					if err := os.Chown(bin, u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopAtForkPy)
+				script := "python3 stop.py & sleep 0.5\n./loop planted " + token + "\necho loop=$?\nwait\nsleep 4"
+				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
+				if r.status != 0 || r.stdout != "loop=137\n" {
+					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, "loop=137\n", r.stderr)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
+					t.Error("the fork loop wrote after its zygote was killed")
+				}
+			})
+		}
 	}
 }

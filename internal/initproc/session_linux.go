@@ -30,8 +30,10 @@ type server struct {
 	// host's PID namespace, the subreaper of what its commands leave.
 	lower bool
 	// forking is set while the fork thread forks a command (run): the
-	// zygote lets its child make its group then only (mayJoin).
+	// zygote lets its child make its group then only (mayJoin); forkID
+	// is the command's id.
 	forking atomic.Int32
+	forkID  atomic.Uint64
 	wmu     sync.Mutex // one message at a time on fd
 
 	mu     sync.Mutex // held from a fork until its pid is recorded
@@ -186,6 +188,7 @@ func (s *server) run(id uint64, fds []int) {
 	old := syscall.Umask(int(r.Umask & 0o777))
 	pidfd := -1
 	stop := s.watchFork()
+	s.forkID.Store(id)
 	s.forking.Add(1)
 	pid, err := syscall.ForkExec(r.Path, r.Args, &syscall.ProcAttr{
 		Env:   r.Env,

@@ -160,6 +160,12 @@ func (s *server) answer(listener, forkTid int) {
 		}
 		resp := seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
 		if s.mayJoin(listener, forkTid, &req) {
+			// wsh hears of the group before it exists: a zygote stopped
+			// and killed by a command from now on (they share its
+			// Landlock domain) leaves no group wsh does not kill
+			// (launch's killGroups). Killed before the answer, it
+			// leaves the call refused (ENOSYS), and the fork fails.
+			s.send(proto.SessionMsg{Kind: proto.MsgGroup, ID: s.forkID.Load(), Value: req.pid})
 			resp = seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		}
 		// ENOENT: the caller is gone (killed meanwhile); nothing to say.

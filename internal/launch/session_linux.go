@@ -58,19 +58,28 @@ const closeTimeout = 5 * time.Second
 // zygote is gone.
 const sweepTimeout = 5 * time.Second
 
-// killGroups kills the process group of every command of a lower rung's
-// session that the zygote said started and not that it ended, once the
-// zygote is gone and its messages are read. Nothing a command starts can
-// leave its group (proto.SessionForkGroup), so this ends all of it at
-// once, even a loop that forks and exits, which a scan of the session may
-// miss. The group's number is its leader's pid, which is no other
-// process's while any process of the group lives; only a group that
-// ended and whose number the kernel gave again since (after its pids
-// wrapped around) would be another's.
-func (s *Session) killGroups() {
+// killGroups kills, once a lower rung's zygote is gone and its messages
+// are read, its own process group (where its forks are before they make
+// theirs; its number is the zygote's pid, another's only once wsh has
+// reaped it) and the group of every command it said it was making
+// (MsgGroup, sent before the group exists) or started, and not that it
+// ended. Nothing a command starts can leave its group
+// (proto.SessionForkGroup), so this ends all of it at once, even a loop
+// that forks and exits, which a scan of the session can miss. A command's
+// group's number is its leader's pid, which is no other process's while
+// any process of the group lives; only a group that ended and whose
+// number the kernel gave out again since (after its pids wrapped around)
+// would be another's.
+//
+// zygote is false once wsh has reaped the zygote: its group's number may
+// be another's then.
+func (s *Session) killGroups(zygote bool) {
 	<-s.end
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if zygote {
+		unix.Kill(-s.p.Pid, unix.SIGKILL)
+	}
 	for _, pid := range s.running {
 		if pid > 1 {
 			unix.Kill(-pid, unix.SIGKILL)
@@ -181,13 +190,13 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	go func() {
 		if pidfd >= 0 {
 			awaitPidfd(pidfd)
-			s.killGroups()
+			s.killGroups(true)
 			sweep.Kill(p.Pid, sweepTimeout)
 			unix.Close(pidfd)
 		}
 		p.Wait()
 		if pidfd < 0 && s.rung != proto.RungFull {
-			s.killGroups()
+			s.killGroups(false)
 			sweep.Kill(p.Pid, sweepTimeout) // no pidfd (before Linux 5.3)
 		}
 		cio.wait(exitGrace)
@@ -227,11 +236,18 @@ func (s *Session) read() {
 		}
 		s.mu.Lock()
 		ch := s.wait[m.ID]
-		if m.Kind != proto.MsgStarted {
+		switch m.Kind {
+		case proto.MsgGroup:
+			// A lower rung's command's group, about to be made: noted
+			// for killGroups, and said to the waiter.
+			if ch != nil {
+				s.running[m.ID] = int(m.Value)
+			}
+		case proto.MsgStarted:
+			s.running[m.ID] = int(m.Value)
+		default:
 			delete(s.wait, m.ID)
 			delete(s.running, m.ID)
-		} else {
-			s.running[m.ID] = int(m.Value)
 		}
 		s.mu.Unlock()
 		if ch != nil {
@@ -251,7 +267,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 	if err != nil {
 		return proto.Facts{Rung: s.rung, StartErr: err}
 	}
-	ch := make(chan proto.SessionMsg, 2)
+	ch := make(chan proto.SessionMsg, 3) // Group, Started, and Exited or Failed
 	s.mu.Lock()
 	select {
 	case <-s.end:
@@ -301,7 +317,9 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal) (int, *proto.Report, error) {
 	done := ctx.Done()
 	var kill, giveUp <-chan time.Time
-	started := false
+	// grouped: a lower rung's zygote was making the command's group
+	// (MsgGroup), so the command may have run.
+	started, grouped := false, false
 	var sent, held []syscall.Signal
 	send := func(sig syscall.Signal) {
 		sent = append(sent, sig)
@@ -315,6 +333,8 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 		select {
 		case m := <-ch:
 			switch m.Kind {
+			case proto.MsgGroup:
+				grouped = true
 			case proto.MsgStarted:
 				started = true
 				for _, sig := range sent {
@@ -330,7 +350,26 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 				return int(m.Value), nil, nil
 			}
 		case <-s.end:
-			if !started {
+			// The channel's last messages are all in ch by now (read
+			// hands each over before it ends): they come first.
+			for drained := false; !drained; {
+				select {
+				case m := <-ch:
+					switch m.Kind {
+					case proto.MsgGroup:
+						grouped = true
+					case proto.MsgStarted:
+						started = true
+					case proto.MsgFailed:
+						return 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}, nil
+					case proto.MsgExited:
+						return int(m.Value), nil, nil
+					}
+				default:
+					drained = true
+				}
+			}
+			if !started && !grouped {
 				return 0, nil, ErrSessionLost
 			}
 			// The session's end killed the command: said once every

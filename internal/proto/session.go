@@ -21,13 +21,16 @@ const MaxSessionRun = 8 << 20
 // The kinds of session message, each one datagram of SessionMsg. wsh sends
 // Run (with four descriptors: the command's standard streams and a memfd
 // holding its SessionRun) and Signal; the init answers each Run with
-// Started or Failed, and then, for a started one, Exited.
+// Started or Failed, and then, for a started one, Exited. A lower rung's
+// zygote also sends Group, before Started, as its fork makes the command's
+// process group.
 const (
 	MsgRun     byte = 'R'
 	MsgSignal  byte = 'S'
 	MsgStarted byte = 'P'
 	MsgFailed  byte = 'F'
 	MsgExited  byte = 'X'
+	MsgGroup   byte = 'G'
 )
 
 // A SessionRun is one command for a session's init to fork.
@@ -44,7 +47,9 @@ type SessionRun struct {
 // the command's process group), Started (Value its pid in the jail),
 // Failed (Step the step that failed: StepChdir, StepStdio or StepExec, and
 // Value its errno; the command never ran), Exited (Value its status, as
-// WaitStatus gives it).
+// WaitStatus gives it), Group (Value the pid of a lower rung's fork, sent
+// before the zygote lets it make its process group, which then has that
+// number: wsh knows every group of the session before it exists).
 type SessionMsg struct {
 	Kind  byte
 	ID    uint64
@@ -104,7 +109,7 @@ func DecodeSessionMsg(b []byte) (SessionMsg, error) {
 	d.b = d.b[1:]
 	m.Value = d.u32()
 	switch m.Kind {
-	case MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited:
+	case MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited, MsgGroup:
 		return m, nil
 	}
 	return SessionMsg{}, errSessionMsg

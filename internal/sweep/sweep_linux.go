@@ -73,10 +73,13 @@ func Session(sid int) map[int]Proc {
 // read again through the pid the pidfd holds, so that a pid reused
 // meanwhile by a process of another session is never signalled; and its
 // group then, which is of the same session as long as that process is in
-// it. The group kill is what ends a loop that forks and exits, whose
-// every pid a scan lists may have exited before it is read: a group kill
-// reaches every process of the group at once, and a fork under way with
-// it. (A process of a lower rung's session cannot leave its group.)
+// it. A group kill reaches every process of the group at once, and a
+// fork under way with it (a process of a lower rung's session cannot
+// leave its group). But a loop that forks and exits faster than a scan
+// reads can leave no live pid for any scan to find, and then Kill
+// returns with the loop running: what ends it for sure is a kill of its
+// group by a number known before (the zygote's reap and end, launch's
+// killGroups). Kill is the last pass, for what those do not name.
 func Kill(sid int, d time.Duration) int {
 	end := time.Now().Add(d)
 	self := os.Getpid()

@@ -50,9 +50,11 @@ func TestKillTheSessionOnly(t *testing.T) {
 	}
 }
 
-// TestKillEndsAForkLoop: a loop that forks and exits, in a process
+// TestKillEndsAForkLoop: a shell loop that forks and exits, in a process
 // group of its own (set -m), each generation a new pid, is ended by one
-// sweep, through its group, and its marker stops growing.
+// sweep, through its group, and its marker stops growing. (Without the
+// group kill it ran on in some of 5 runs. A loop in C that forks at once
+// can outrun every scan: see Kill.)
 func TestKillEndsAForkLoop(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	loop := `g() { echo x >> ` + marker + `; (g &); }; g`
