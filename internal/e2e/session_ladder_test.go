@@ -606,3 +606,74 @@ func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
 		}
 	}
 }
+
+// stopThenCloseScript holds a write lease on ./loop and stops the zygote,
+// so that the script's next command (./loop, a job) waits in the channel
+// while the script ends and wsh closes the session: Close's SIGCONT lets
+// the zygote fork it after wsh stopped reading. When that fork's exec
+// breaks the lease, the zygote is stopped again and killed (the fourth
+// review's attack). Only builtins run between the jobs.
+const stopThenClosePy = `import fcntl, os, signal, sys, time
+zygote = os.getppid()
+fd = os.open("loop", os.O_RDONLY)
+broke = []
+signal.signal(signal.SIGIO, lambda *a: broke.append(1))
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+os.kill(zygote, signal.SIGSTOP)
+open("ready", "w").close()
+end = time.time() + 10
+while not broke and time.time() < end:
+    time.sleep(0.001)
+if not broke:
+    sys.exit(0)
+os.kill(zygote, signal.SIGSTOP)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+time.sleep(0.3)
+os.kill(zygote, signal.SIGKILL)
+`
+
+// TestLadderSessionRunAfterClose: a command queued in the channel when
+// wsh closes the session is forked by the zygote after wsh has stopped
+// reading; the zygote cannot tell wsh of its group, so it refuses it and
+// the fork fails. Without that refusal the group was made, the zygote
+// killed before it could end it, and a fork loop in it wrote after wsh
+// had exited with status 0.
+func TestLadderSessionRunAfterClose(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				token := uniqueNumber(421)
+				t.Cleanup(func() { noLeftovers(t, token) })
+				src := filepath.Join(t.TempDir(), "loop.c")
+				if err := os.WriteFile(src, []byte(forkLoopC), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				bin := filepath.Join(dir, "loop")
+				if out, err := exec.Command("gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+					t.Fatalf("gcc: %v\n%s", err, out)
+				}
+				if u.uid >= 0 {
+					if err := os.Chown(bin, u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopThenClosePy)
+				script := `python3 stop.py &
+n=0; while [ ! -e ready ] && [ $n -lt 2000000 ]; do n=$((n+1)); done
+./loop planted ` + token + ` &
+n=0; while [ $n -lt 20000 ]; do n=$((n+1)); done
+echo script-end`
+				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
+				if r.status != 0 || r.stdout != "script-end\n" {
+					t.Errorf("status %d, stdout %q\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				time.Sleep(4 * time.Second) // the loop writes 3 s after its start
+				if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
+					t.Error("a command forked after wsh closed the session wrote after wsh had exited")
+				}
+			})
+		}
+	}
+}

@@ -513,10 +513,17 @@ func (s *server) exited() (int, error) {
 	return siginfoPid(&info), nil
 }
 
-func (s *server) send(m proto.SessionMsg) {
+// send sends m to wsh. An error (EPIPE: wsh has closed its end, or is
+// gone) means wsh will never read it.
+func (s *server) send(m proto.SessionMsg) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	unix.Sendmsg(s.fd, m.Encode(), nil, nil, 0)
+	for {
+		err := unix.Sendmsg(s.fd, m.Encode(), nil, nil, 0)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // rights returns the descriptors an SCM_RIGHTS message carried.

@@ -159,13 +159,15 @@ func (s *server) answer(listener, forkTid int) {
 			return
 		}
 		resp := seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
-		if s.mayJoin(listener, forkTid, &req) {
-			// wsh hears of the group before it exists: a zygote stopped
-			// and killed by a command from now on (they share its
-			// Landlock domain) leaves no group wsh does not kill
-			// (launch's killGroups). Killed before the answer, it
-			// leaves the call refused (ENOSYS), and the fork fails.
-			s.send(proto.SessionMsg{Kind: proto.MsgGroup, ID: s.forkID.Load(), Value: req.pid})
+		// wsh hears of the group before it exists: a zygote stopped and
+		// killed by a command from now on (they share its Landlock
+		// domain) leaves no group wsh does not kill (launch's
+		// killGroups). A message wsh will not read (it has closed its
+		// end: a Run it had sent before is forked after) refuses the
+		// group, and the fork fails. Killed before the answer, the
+		// zygote leaves the call refused (ENOSYS), and the fork fails.
+		if s.mayJoin(listener, forkTid, &req) &&
+			s.send(proto.SessionMsg{Kind: proto.MsgGroup, ID: s.forkID.Load(), Value: req.pid}) == nil {
 			resp = seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		}
 		// ENOENT: the caller is gone (killed meanwhile); nothing to say.

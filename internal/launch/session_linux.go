@@ -239,10 +239,9 @@ func (s *Session) read() {
 		switch m.Kind {
 		case proto.MsgGroup:
 			// A lower rung's command's group, about to be made: noted
-			// for killGroups, and said to the waiter.
-			if ch != nil {
-				s.running[m.ID] = int(m.Value)
-			}
+			// for killGroups (also for a command whose waiter has
+			// given up: its fork may go on), and said to the waiter.
+			s.running[m.ID] = int(m.Value)
 		case proto.MsgStarted:
 			s.running[m.ID] = int(m.Value)
 		default:
