@@ -544,6 +544,23 @@ int main(int argc, char **argv) {
 }
 `
 
+// buildForkLoop builds forkLoopC, static, at bin, owned by u.
+func buildForkLoop(t *testing.T, u user, bin string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "loop.c")
+	if err := os.WriteFile(src, []byte(forkLoopC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	if u.uid >= 0 {
+		if err := os.Chown(bin, u.uid, u.uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // stopAtForkPy holds a write lease on ./loop: the zygote's fork of it,
 // its process group made, waits in its exec for the lease to be let go.
 // Then it stops the zygote (its parent; they share the Landlock domain),
@@ -580,19 +597,7 @@ func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
 				dir := workDir(t, u)
 				token := uniqueNumber(420)
 				t.Cleanup(func() { noLeftovers(t, token) })
-				src := filepath.Join(t.TempDir(), "loop.c")
-				if err := os.WriteFile(src, []byte(forkLoopC), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				bin := filepath.Join(dir, "loop")
-				if out, err := exec.Command("gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
-					t.Fatalf("gcc: %v\n%s", err, out)
-				}
-				if u.uid >= 0 {
-					if err := os.Chown(bin, u.uid, u.uid); err != nil {
-						t.Fatal(err)
-					}
-				}
+				buildForkLoop(t, u, filepath.Join(dir, "loop"))
 				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopAtForkPy)
 				script := "python3 stop.py & sleep 0.5\n./loop planted " + token + "\necho loop=$?\nwait\nsleep 4"
 				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
@@ -646,19 +651,7 @@ func TestLadderSessionRunAfterClose(t *testing.T) {
 				dir := workDir(t, u)
 				token := uniqueNumber(421)
 				t.Cleanup(func() { noLeftovers(t, token) })
-				src := filepath.Join(t.TempDir(), "loop.c")
-				if err := os.WriteFile(src, []byte(forkLoopC), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				bin := filepath.Join(dir, "loop")
-				if out, err := exec.Command("gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
-					t.Fatalf("gcc: %v\n%s", err, out)
-				}
-				if u.uid >= 0 {
-					if err := os.Chown(bin, u.uid, u.uid); err != nil {
-						t.Fatal(err)
-					}
-				}
+				buildForkLoop(t, u, filepath.Join(dir, "loop"))
 				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopThenClosePy)
 				script := `python3 stop.py &
 n=0; while [ ! -e ready ] && [ $n -lt 2000000 ]; do n=$((n+1)); done

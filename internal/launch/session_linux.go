@@ -328,44 +328,39 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 	if wait <= 0 {
 		wait = exitGrace
 	}
+	// take takes m; done when it ends the wait, with its status or report.
+	take := func(m proto.SessionMsg) (done bool, status int, rep *proto.Report) {
+		switch m.Kind {
+		case proto.MsgGroup:
+			grouped = true
+		case proto.MsgStarted:
+			started = true
+			for _, sig := range sent {
+				s.signal(id, sig)
+			}
+			for _, sig := range held {
+				s.signal(id, sig)
+			}
+			held = nil
+		case proto.MsgFailed:
+			return true, 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}
+		case proto.MsgExited:
+			return true, int(m.Value), nil
+		}
+		return false, 0, nil
+	}
 	for {
 		select {
 		case m := <-ch:
-			switch m.Kind {
-			case proto.MsgGroup:
-				grouped = true
-			case proto.MsgStarted:
-				started = true
-				for _, sig := range sent {
-					s.signal(id, sig)
-				}
-				for _, sig := range held {
-					s.signal(id, sig)
-				}
-				held = nil
-			case proto.MsgFailed:
-				return 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}, nil
-			case proto.MsgExited:
-				return int(m.Value), nil, nil
+			if done, status, rep := take(m); done {
+				return status, rep, nil
 			}
 		case <-s.end:
 			// The channel's last messages are all in ch by now (read
 			// hands each over before it ends): they come first.
-			for drained := false; !drained; {
-				select {
-				case m := <-ch:
-					switch m.Kind {
-					case proto.MsgGroup:
-						grouped = true
-					case proto.MsgStarted:
-						started = true
-					case proto.MsgFailed:
-						return 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}, nil
-					case proto.MsgExited:
-						return int(m.Value), nil, nil
-					}
-				default:
-					drained = true
+			for len(ch) > 0 {
+				if done, status, rep := take(<-ch); done {
+					return status, rep, nil
 				}
 			}
 			if !started && !grouped {
