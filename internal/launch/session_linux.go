@@ -222,12 +222,23 @@ func (s *Session) read() {
 		s.mu.Unlock()
 	}()
 	buf := make([]byte, 64)
+	flags := 0
 	for {
-		n, _, _, _, err := unix.Recvmsg(s.fd, buf, nil, 0)
+		n, _, _, _, err := unix.Recvmsg(s.fd, buf, nil, flags)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || n == 0 {
+			if flags == 0 {
+				// The end (Close's shutdown) can come with a message
+				// still queued: the kernel's reader sees the queue
+				// empty, then the shutdown, and a sender in between
+				// saw no shutdown and queued (the fifth review). What
+				// is queued is read, without waiting: a lower rung's
+				// zygote takes a sent MsgGroup as read.
+				flags = unix.MSG_DONTWAIT
+				continue
+			}
 			return
 		}
 		m, err := proto.DecodeSessionMsg(buf[:n])
