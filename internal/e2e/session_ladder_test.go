@@ -573,6 +573,10 @@ func buildForkLoop(t *testing.T, u user, bin string) {
 	}
 }
 
+// awaitReady waits, with builtins only (no fork by the zygote), until
+// the file ready is there: the attack's python has its lease.
+const awaitReady = `n=0; while [ ! -e ready ] && [ $n -lt 2000000 ]; do n=$((n+1)); done`
+
 // stopAtForkPy holds a write lease on ./loop: the zygote's fork of it,
 // its process group made, waits in its exec for the lease to be let go.
 // Then it stops the zygote (its parent; they share the Landlock domain),
@@ -583,6 +587,7 @@ fd = os.open("loop", os.O_RDONLY)
 broke = []
 signal.signal(signal.SIGIO, lambda *a: broke.append(1))
 fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+open("ready", "w").close()
 end = time.time() + 5
 while not broke and time.time() < end:
     time.sleep(0.001)
@@ -611,7 +616,7 @@ func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
 				t.Cleanup(func() { noLeftovers(t, token) })
 				buildForkLoop(t, u, filepath.Join(dir, "loop"))
 				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopAtForkPy)
-				script := "python3 stop.py & sleep 0.5\n./loop planted " + token + "\necho loop=$?\nwait\nsleep 3"
+				script := "python3 stop.py &\n" + awaitReady + "\n./loop planted " + token + "\necho loop=$?\nwait\nsleep 3"
 				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
 				if r.status != 0 || r.stdout != "loop=137\n" {
 					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, "loop=137\n", r.stderr)
@@ -665,8 +670,7 @@ func TestLadderSessionRunAfterClose(t *testing.T) {
 				t.Cleanup(func() { noLeftovers(t, token) })
 				buildForkLoop(t, u, filepath.Join(dir, "loop"))
 				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopThenClosePy)
-				script := `python3 stop.py &
-n=0; while [ ! -e ready ] && [ $n -lt 2000000 ]; do n=$((n+1)); done
+				script := "python3 stop.py &\n" + awaitReady + `
 ./loop planted ` + token + ` &
 n=0; while [ $n -lt 20000 ]; do n=$((n+1)); done
 echo script-end`
