@@ -45,7 +45,7 @@ type Session struct {
 	// pid, the leader of its process group.
 	running map[uint64]int
 	end     chan struct{} // closed when the channel has ended
-	gone chan struct{} // closed once the init is reaped
+	gone    chan struct{} // closed once the init is reaped
 
 	closeOnce sync.Once
 	closeErr  error
