@@ -35,7 +35,7 @@ func installProgram(prog []byte, listener bool) (int, error) {
 	switch {
 	case listener && errno != 0:
 		// EINVAL: a kernel without the flags; EBUSY: a filter in force
-		// has a listener already (a wsh in a lower rung's session).
+		// has a listener already (a supervisor that intercepts system calls).
 		// Whatever it is, wsh tries a command's own jail next, whose
 		// load of the same program without a listener says what the
 		// host refuses.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -195,31 +194,12 @@ func (s *server) mayJoin(listener, forkTid int, req *seccompNotif) bool {
 	if !slices.Contains(threadChildren(forkTid), pid) {
 		return false
 	}
-	flags, ok := taskFlags(pid)
-	if !ok || flags&pfForkNoExec == 0 {
+	if p, ok := sweep.Stat(pid); !ok || p.Flags&pfForkNoExec == 0 {
 		return false
 	}
 	id := req.id
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
 	return e == 0
-}
-
-// taskFlags reads pid's flags (/proc/PID/stat field 9).
-func taskFlags(pid int) (uint64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 7 {
-		return 0, false
-	}
-	flags, err := strconv.ParseUint(f[6], 10, 64)
-	return flags, err == nil
 }
 
 // siginfoPid is si_pid of a SIGCHLD's siginfo: the first field of the

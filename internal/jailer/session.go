@@ -105,7 +105,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 	if s == nil && rung != proto.RungFull && v.Step == proto.StepListener {
 		// Every step of the rung's setup held but the filter's listener:
 		// a kernel before 5.7, or a filter in force with a listener of
-		// its own (a wsh inside a lower rung's session). The rung
+		// its own (a supervisor that intercepts system calls). The rung
 		// stands, without a session.
 		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: the kernel refused its seccomp listener (%v); commands get an init of their own", rung, v.Errno))
 		return j.probeNoSession(ctx, dir, rung)

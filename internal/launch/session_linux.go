@@ -70,16 +70,11 @@ const sweepTimeout = 5 * time.Second
 // any process of the group lives; only a group that ended and whose
 // number the kernel gave out again since (after its pids wrapped around)
 // would be another's.
-//
-// zygote is false once wsh has reaped the zygote: its group's number may
-// be another's then.
-func (s *Session) killGroups(zygote bool) {
+func (s *Session) killGroups() {
 	<-s.end
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if zygote {
-		unix.Kill(-s.p.Pid, unix.SIGKILL)
-	}
+	unix.Kill(-s.p.Pid, unix.SIGKILL)
 	for _, pid := range s.running {
 		if pid > 1 {
 			unix.Kill(-pid, unix.SIGKILL)
@@ -87,13 +82,11 @@ func (s *Session) killGroups(zygote bool) {
 	}
 }
 
-// awaitPidfd waits until the process of pidfd has exited.
-func awaitPidfd(pidfd int) {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-			return
-		}
+// awaitExit waits until child pid has exited, without reaping it
+// (waitid with WNOWAIT).
+func awaitExit(pid int) {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
 	}
 }
 
@@ -178,27 +171,17 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		running: map[uint64]int{}, end: make(chan struct{}), gone: gone}
 	// A lower rung's zygote ends what its session runs; one that was
 	// killed (its commands can signal it) or stalled and killed at Close
-	// could not: wsh ends it, before it reaps the zygote, whose session
-	// id cannot be another's until then.
-	pidfd := -1
-	if s.rung != proto.RungFull {
-		if pidfd, err = unix.PidfdOpen(p.Pid, 0); err != nil {
-			pidfd = -1
-		}
-	}
+	// could not: wsh ends it once it has exited and before it reaps it,
+	// whose pid keeps the session id and its group's number from being
+	// another's until then.
 	go s.read()
 	go func() {
-		if pidfd >= 0 {
-			awaitPidfd(pidfd)
-			s.killGroups(true)
+		if s.rung != proto.RungFull {
+			awaitExit(p.Pid)
+			s.killGroups()
 			sweep.Kill(p.Pid, sweepTimeout)
-			unix.Close(pidfd)
 		}
 		p.Wait()
-		if pidfd < 0 && s.rung != proto.RungFull {
-			s.killGroups(false)
-			sweep.Kill(p.Pid, sweepTimeout) // no pidfd (before Linux 5.3)
-		}
 		cio.wait(exitGrace)
 		close(gone)
 	}()

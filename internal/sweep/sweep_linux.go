@@ -14,10 +14,12 @@ import (
 )
 
 // A Proc is what a sweep knows of a process: its parent, process group,
-// session and state (proc(5), /proc/PID/stat fields 4, 5, 6 and 3).
+// session, state and flags (proc(5), /proc/PID/stat fields 4, 5, 6, 3
+// and 9).
 type Proc struct {
 	PPid, Pgid, Sid int
 	State           byte
+	Flags           uint64
 }
 
 // live says that p has not exited (a zombie is dead already).
@@ -34,16 +36,17 @@ func Stat(pid int) (Proc, bool) {
 		return Proc{}, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 || len(f[0]) != 1 {
+	if len(f) < 7 || len(f[0]) != 1 {
 		return Proc{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgid, err2 := strconv.Atoi(f[2])
 	sid, err3 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || err3 != nil {
+	flags, err4 := strconv.ParseUint(f[6], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Proc{}, false
 	}
-	return Proc{PPid: ppid, Pgid: pgid, Sid: sid, State: f[0][0]}, true
+	return Proc{PPid: ppid, Pgid: pgid, Sid: sid, State: f[0][0], Flags: flags}, true
 }
 
 // Session reads the live processes of session sid, by pid.
