@@ -608,25 +608,9 @@ os.kill(zygote, signal.SIGKILL)
 // killed (137), not refused. Without that message the group was no one's
 // to kill (status 126, and the loop wrote after wsh had exited).
 func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
-	for _, rung := range lowerRungs {
-		for _, u := range users {
-			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
-				dir := workDir(t, u)
-				token := uniqueNumber(420)
-				t.Cleanup(func() { noLeftovers(t, token) })
-				buildForkLoop(t, u, filepath.Join(dir, "loop"))
-				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopAtForkPy)
-				script := "python3 stop.py &\n" + awaitReady + "\n./loop planted " + token + "\necho loop=$?\nwait\nsleep 3"
-				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
-				if r.status != 0 || r.stdout != "loop=137\n" {
-					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, "loop=137\n", r.stderr)
-				}
-				if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
-					t.Error("the fork loop wrote after its zygote was killed")
-				}
-			})
-		}
-	}
+	leaseAttack(t, 420, stopAtForkPy, func(token string) string {
+		return "./loop planted " + token + "\necho loop=$?\nwait\nsleep 3"
+	}, "loop=137\n", 0)
 }
 
 // stopThenCloseScript holds a write lease on ./loop and stops the zygote,
@@ -662,25 +646,33 @@ os.kill(zygote, signal.SIGKILL)
 // killed before it could end it, and a fork loop in it wrote after wsh
 // had exited with status 0.
 func TestLadderSessionRunAfterClose(t *testing.T) {
+	leaseAttack(t, 421, stopThenClosePy, func(token string) string {
+		return "./loop planted " + token + " &\nn=0; while [ $n -lt 20000 ]; do n=$((n+1)); done\necho script-end"
+	}, "script-end\n", 3*time.Second) // the loop writes 2 s after its start
+}
+
+// leaseAttack runs, on each lower rung as each user, in a session, the
+// attack python stop (which makes the file ready once it holds its lease
+// on ./loop, a forkLoopC) in the background, then the rest of the script,
+// which rest makes from the test's token. It wants stdout and status 0,
+// and, after wait more, no file written by the loop.
+func leaseAttack(t *testing.T, base int, stop string, rest func(token string) string, stdout string, wait time.Duration) {
 	for _, rung := range lowerRungs {
 		for _, u := range users {
 			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
 				dir := workDir(t, u)
-				token := uniqueNumber(421)
+				token := uniqueNumber(base)
 				t.Cleanup(func() { noLeftovers(t, token) })
 				buildForkLoop(t, u, filepath.Join(dir, "loop"))
-				writeOwned(t, u, filepath.Join(dir, "stop.py"), stopThenClosePy)
-				script := "python3 stop.py &\n" + awaitReady + `
-./loop planted ` + token + ` &
-n=0; while [ $n -lt 20000 ]; do n=$((n+1)); done
-echo script-end`
+				writeOwned(t, u, filepath.Join(dir, "stop.py"), stop)
+				script := "python3 stop.py &\n" + awaitReady + "\n" + rest(token)
 				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
-				if r.status != 0 || r.stdout != "script-end\n" {
-					t.Errorf("status %d, stdout %q\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				if r.status != 0 || r.stdout != stdout {
+					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, stdout, r.stderr)
 				}
-				time.Sleep(3 * time.Second) // the loop writes 2 s after its start
+				time.Sleep(wait)
 				if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
-					t.Error("a command forked after wsh closed the session wrote after wsh had exited")
+					t.Error("the fork loop wrote after its command was to have ended")
 				}
 			})
 		}
