@@ -26,7 +26,8 @@ const usage = `usage: wsh [-aefnux] [-o OPTION] -c SCRIPT [NAME [ARG...]]
        wsh [-aefnux] [-o OPTION] FILE [ARG...]
        wsh [-aefnux] [-o OPTION]            (the script comes from standard input)
        wsh [-aefnux] [-o OPTION] [-i]       (interactive, on a terminal)
-       wsh version
+       wsh --help | --version
+       wsh version [--json]
        wsh doctor [--json]
        wsh home [reset]`
 
@@ -97,11 +98,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // the SIGINT that ended its script (so that a shell that runs wsh stops
 // its own script too), if any.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, syscall.Signal) {
-	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-		fmt.Fprintln(stdout, usage)
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "wsh: %s %s: unknown argument\n%s\n", args[0], args[1], usage)
+			return 2, 0
+		}
+		fmt.Fprintln(stdout, help)
 		return 0, 0
 	}
-	if len(args) > 0 && args[0] == "version" {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
 		return printVersion(args[1:], stdout, stderr), 0
 	}
 	if len(args) > 0 && args[0] == "doctor" {

@@ -188,6 +188,13 @@ func diagnose() *doctorReport {
 	return rep
 }
 
+// hostRung is the rung commands would get on this host, with this
+// environment, and doctor's reason for it: wsh version says it.
+func hostRung() (rung, why string) {
+	rep := diagnose()
+	return rep.Rung, rep.Reason
+}
+
 // judge sets the verdict from what the probe jail showed.
 func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Readback, perr error, hostNet bool) {
 	works, why := false, ""

@@ -51,6 +51,11 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	return rep.Status
 }
 
+// hostRung: this build has no jail, so commands would run unsandboxed.
+func hostRung() (rung, why string) {
+	return "none", "this build has no jail (it needs Linux and cgo)"
+}
+
 // home: there is no jail, so no home of the jail's.
 func home(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "wsh home: this build has no jail, so no copy-on-write home (it needs Linux and cgo)")

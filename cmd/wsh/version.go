@@ -57,6 +57,11 @@ type versionReport struct {
 	Libseccomp string `json:"libseccomp"`
 	// JailInit says which jail init this wsh starts.
 	JailInit string `json:"jail_init"`
+	// Rung is what would confine commands here, with this environment:
+	// full, landlock, seccomp or none (wsh doctor's rung, from the same
+	// probe jail), and Why says what decided it.
+	Rung string `json:"rung"`
+	Why  string `json:"rung_why"`
 }
 
 const versionSchema = 1
@@ -80,6 +85,7 @@ func printVersion(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	r.Libseccomp, r.JailInit = jailVersion()
+	r.Rung, r.Why = hostRung()
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -97,5 +103,6 @@ func printVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "libseccomp: %s\n", r.Libseccomp)
 	}
 	fmt.Fprintf(stdout, "jail init: %s\n", r.JailInit)
+	fmt.Fprintf(stdout, "rung: %s (%s)\n", r.Rung, r.Why)
 	return 0
 }

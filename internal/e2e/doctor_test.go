@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,32 @@ func agree(t *testing.T, v doctorVerdict, r result, lines []string) {
 		}
 	default:
 		t.Fatalf("unknown verdict %q", v.Verdict)
+	}
+}
+
+// TestVersionSaysTheRung: wsh --version says the rung this host gives,
+// from the same probe jail as doctor: the full jail here, the landlock
+// rung where clone is refused (mode 1), the seccomp rung where Landlock
+// is absent too (mode 6); as root and as 65534.
+func TestVersionSaysTheRung(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			for _, c := range []struct{ mode, rung string }{{"", "full"}, {cloneEPERM.arg, "landlock"}, {"6", "seccomp"}} {
+				cmd := wshCmd(context.Background(), u, dir, nil, "--version")
+				if c.mode != "" {
+					h := hostileBin(t)
+					cmd.Args = append([]string{h, c.mode, "--", wshBin}, cmd.Args[1:]...)
+					cmd.Path = h
+				}
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("mode %q: wsh --version: %v\n%s", c.mode, err, out)
+				}
+				if !regexp.MustCompile(`(?m)^rung: ` + c.rung + ` \(`).Match(out) {
+					t.Errorf("mode %q: wsh --version does not say the %s rung:\n%s", c.mode, c.rung, out)
+				}
+			}
+		})
 	}
 }
