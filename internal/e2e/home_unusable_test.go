@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,5 +230,43 @@ func TestHomeUnusableLowerRungs(t *testing.T) {
 				t.Errorf("want the ladder's one warning and nothing else on stderr:\n%s", r.stderr)
 			}
 		})
+	}
+}
+
+// TestHomeUnusableHomeAndDoctor: wsh home and wsh doctor, with a home wsh
+// cannot use, say the jail's home is read-only and why, and do not fail;
+// with WSH_HOME=cow, doctor says wsh would not start.
+func TestHomeUnusableHomeAndDoctor(t *testing.T) {
+	u := unprivileged
+	dir := workDir(t, u)
+	env := []string{"HOME=/root"}
+	why := "HOME (/root) belongs to uid 0, not to uid 65534"
+	ctx := t.Context()
+	out, err := wshCmd(ctx, u, dir, env, "home").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "The jail's $HOME is not copy-on-write here: "+why+".\n") {
+		t.Errorf("wsh home: %v\n%s", err, out)
+	}
+	type doctor struct {
+		Verdict string `json:"verdict"`
+		Reason  string `json:"reason"`
+		Home    *struct {
+			Mode string `json:"mode"`
+			Why  string `json:"why"`
+		} `json:"home"`
+	}
+	for _, c := range []struct {
+		env     []string
+		verdict string
+		status  int
+	}{{env, "confined", 0}, {append(env, "WSH_HOME=cow"), "would-fail", 3}} {
+		cmd := wshCmd(ctx, u, dir, c.env, "doctor", "--json")
+		b, _ := cmd.Output()
+		var d doctor
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("wsh doctor --json with %q: %v\n%s", c.env, err, b)
+		}
+		if d.Verdict != c.verdict || cmd.ProcessState.ExitCode() != c.status || d.Home == nil || d.Home.Mode != "readonly" || d.Home.Why != why {
+			t.Errorf("wsh doctor with %q: exit %d, %s\n%s", c.env, cmd.ProcessState.ExitCode(), b, d.Reason)
+		}
 	}
 }
