@@ -62,10 +62,17 @@ const (
 	HomeOverlay HomeMode = "overlay"
 	// HomeReadonly is the host's home, read-only.
 	HomeReadonly HomeMode = "readonly"
+	// HomeCow is HomeOverlay required: a home that cannot be
+	// copy-on-write (missing, another user's, wsh's state directory out
+	// of reach) is an error, where HomeOverlay makes it read-only and
+	// says so.
+	HomeCow HomeMode = "cow"
 )
 
-// UnmarshalText accepts exactly "overlay" and "readonly".
-func (h *HomeMode) UnmarshalText(b []byte) error { return oneOf(h, b, HomeOverlay, HomeReadonly) }
+// UnmarshalText accepts exactly "overlay", "cow" and "readonly".
+func (h *HomeMode) UnmarshalText(b []byte) error {
+	return oneOf(h, b, HomeOverlay, HomeCow, HomeReadonly)
+}
 
 // oneOf sets *dst to b if it is one of the accepted values.
 func oneOf[T ~string](dst *T, b []byte, accepted ...T) error {
@@ -153,7 +160,8 @@ type Config struct {
 	// DenyHosts are hosts the proxy refuses even where AllowHosts names
 	// them, in the same form: deny wins over allow.
 	DenyHosts []string `env:"WSH_DENY_HOSTS" envSeparator:","`
-	// Home is the jail's $HOME: overlay (copy-on-write) or readonly.
+	// Home is the jail's $HOME: overlay (copy-on-write where it can be),
+	// cow (copy-on-write, or no command runs) or readonly.
 	Home HomeMode `env:"WSH_HOME" envDefault:"overlay"`
 	// Protect adds protected paths to the defaults: absolute paths, or
 	// names (relative paths) matched in every writable path.
@@ -175,7 +183,7 @@ var variables = map[string]string{
 	"WSH_DENY_HOSTS":      "with WSH_NETWORK=proxy: hosts in the form of WSH_ALLOW_HOSTS that the proxy refuses even where allowed",
 	"WSH_HIDE":            "absolute paths, separated by ':'",
 	"WSH_UNIX_SOCKETS":    "deny, allow",
-	"WSH_HOME":            "overlay, readonly",
+	"WSH_HOME":            "overlay, cow, readonly",
 	"WSH_PROTECT":         "absolute paths, or paths relative to each writable path, separated by ':'",
 	"WSH_JAIL":            "session, command",
 }
@@ -294,7 +302,7 @@ func (c *Config) Validate() error {
 	}{
 		{"WSH_NETWORK", string(c.Network), c.Network == NetworkNone || c.Network == NetworkHost || c.Network == NetworkProxy},
 		{"WSH_UNIX_SOCKETS", string(c.UnixSockets), c.UnixSockets == UnixDeny || c.UnixSockets == UnixAllow},
-		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeReadonly},
+		{"WSH_HOME", string(c.Home), c.Home == HomeOverlay || c.Home == HomeCow || c.Home == HomeReadonly},
 		{"WSH_JAIL", string(c.Jail), c.Jail == JailSession || c.Jail == JailCommand},
 		{"WSH_REQUIRE_SANDBOX", string(c.RequireSandbox), c.RequireSandbox == FloorNone || c.RequireSandbox == FloorFull ||
 			c.RequireSandbox == FloorLandlock || c.RequireSandbox == FloorSeccomp},
@@ -315,6 +323,9 @@ func (c *Config) Validate() error {
 func (c *Config) validate() error {
 	if c.NoSandbox && c.RequireSandbox != FloorNone {
 		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_REQUIRE_SANDBOX; choose one")}
+	}
+	if c.NoSandbox && c.Home == HomeCow {
+		return &Error{"WSH_NO_SANDBOX", errors.New("set together with WSH_HOME=cow, which requires the jail's copy-on-write home; choose one")}
 	}
 	for i, p := range c.Hide {
 		r, err := CheckHidden(p)

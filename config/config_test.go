@@ -33,6 +33,7 @@ func TestLoad(t *testing.T) {
 		{[]string{"WSH_HOME=readonly"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeReadonly, Jail: JailSession}},
 		{[]string{"WSH_PROTECT=.env:/etc/x:a/b"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Jail: JailSession, Protect: []string{".env", "/etc/x", "a/b"}}},
 		{[]string{"WSH_HOME=overlay"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Jail: JailSession}},
+		{[]string{"WSH_HOME=cow"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeCow, Jail: JailSession}},
 		{[]string{"WSH_JAIL=command"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Jail: JailCommand}},
 		{[]string{"WSH_JAIL=session"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Jail: JailSession}},
 		{[]string{"WSH_NETWORK=none"}, Config{Network: NetworkNone, UnixSockets: UnixDeny, Home: HomeOverlay, Jail: JailSession}},
@@ -82,9 +83,9 @@ func TestLoadErrors(t *testing.T) {
 		{"WSH_HIDE=/", "WSH_HIDE", "whole host"},
 		{"WSH_UNIX_SOCKETS=yes", "WSH_UNIX_SOCKETS", "deny, allow"},
 		{"WSH_UNIX_SOCKETS=", "WSH_UNIX_SOCKETS", "deny, allow"},
-		{"WSH_HOME=rw", "WSH_HOME", `"rw" is not a home mode; accepted values: overlay, readonly`},
-		{"WSH_HOME=Overlay", "WSH_HOME", "overlay, readonly"},
-		{"WSH_HOME=", "WSH_HOME", "set but empty; accepted values: overlay, readonly"},
+		{"WSH_HOME=rw", "WSH_HOME", `"rw" is not a home mode; accepted values: overlay, cow, readonly`},
+		{"WSH_HOME=Overlay", "WSH_HOME", "overlay, cow, readonly"},
+		{"WSH_HOME=", "WSH_HOME", "set but empty; accepted values: overlay, cow, readonly"},
 		{"WSH_JAIL=per-command", "WSH_JAIL", `"per-command" is not a jail mode; accepted values: session, command`},
 		{"WSH_JAIL=Session", "WSH_JAIL", "session, command"},
 		{"WSH_JAIL=", "WSH_JAIL", "set but empty; accepted values: session, command"},
@@ -110,6 +111,19 @@ func TestBothSetIsAnError(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "WSH_REQUIRE_SANDBOX") {
 		t.Fatalf("Load with both set = %v, want an error naming both", err)
+	}
+}
+
+// TestNoSandboxAndCowIsAnError: WSH_HOME=cow requires the jail's home,
+// which an opted-out run has not.
+func TestNoSandboxAndCowIsAnError(t *testing.T) {
+	_, err := Load([]string{"WSH_NO_SANDBOX=1", "WSH_HOME=cow"})
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "WSH_HOME=cow") {
+		t.Fatalf("Load with both set = %v, want an error naming both", err)
+	}
+	if _, err := Load([]string{"WSH_NO_SANDBOX=1", "WSH_HOME=overlay"}); err != nil {
+		t.Errorf("WSH_NO_SANDBOX with WSH_HOME=overlay: %v", err)
 	}
 }
 

@@ -182,6 +182,12 @@ func diagnose() *doctorReport {
 		rep.Rung = proto.RungNone.String()
 	}
 	judge(rep, cfg, v, rb, perr, j.HostNetwork())
+	if sf, failed := j.StartFailure(); failed && rep.Verdict == verdictConfined {
+		// The jail works, and wsh still does not start (WSH_HOME=cow
+		// without a copy-on-write home).
+		rep.Verdict, rep.Status = verdictWouldFail, doctorWouldFail
+		rep.Reason = "wsh would not start, and every external command would fail with 126: " + sf.Reason()
+	}
 	if rep.Verdict == verdictRequired || rep.Verdict == verdictWouldFail {
 		rep.Rung = proto.RungNone.String() // no command would run
 	}

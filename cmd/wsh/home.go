@@ -38,11 +38,16 @@ func home(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, err)
 	}
-	if plan.Home == "" {
-		fmt.Fprintf(stderr, "wsh home: the jail has no home of its own: %s\n", why)
+	switch {
+	case plan.Home == "" && reset:
+		fmt.Fprintf(stderr, "wsh home reset: the jail has no home of its own: %s\n", why)
 		return 1
-	}
-	if reset {
+	case plan.Home == "":
+		// Nothing to show: the jail's home is the host's path, read-only
+		// (or absent), as every command is told.
+		fmt.Fprintf(stdout, "The jail's $HOME is not copy-on-write here: %s.\n", why)
+		return 0
+	case reset:
 		return homeReset(plan, stdout, stderr)
 	}
 	printHome(stdout, plan, why)
@@ -58,6 +63,9 @@ func printHome(w io.Writer, plan launch.HomePlan, why string) {
 		fmt.Fprintf(w, "The jail's $HOME is not copy-on-write here: %s.\n", why)
 	}
 	fmt.Fprintf(w, "  home:   %s\n", plan.Home)
+	if why != "" && !info.Existed {
+		return // nothing kept, and nothing to keep
+	}
 	fmt.Fprintf(w, "  kept:   %s\n", plan.Upper())
 	if info.Existed {
 		fmt.Fprintf(w, "  size:   %s\n", humanBytes(info.Size))

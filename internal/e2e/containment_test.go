@@ -198,13 +198,21 @@ func init() {
 const controlExcept = "setuid,ptrace"
 
 // TestContainment runs the attack probe in the jail, as root and as an
-// unprivileged uid, and the same probe as the control in a throwaway
-// `unshare -Urmn` namespace, and checks every attempt against both.
+// unprivileged uid (with a home of its own, and with HOME=/root, as
+// `sudo -u` and setpriv leave it), and the same probe as the control in a
+// throwaway `unshare -Urmn` namespace, and checks every attempt against
+// both.
 func TestContainment(t *testing.T) {
-	for _, u := range users {
-		t.Run(u.name, func(t *testing.T) {
+	runs := []struct {
+		name string
+		u    user
+		env  []string
+	}{{root.name, root, nil}, {unprivileged.name, unprivileged, nil}, {unprivileged.name + "/HOME=root", unprivileged, []string{"HOME=/root"}}}
+	for _, r := range runs {
+		u := r.u
+		t.Run(r.name, func(t *testing.T) {
 			h := newHostSide(t)
-			jailed := attackInJail(t, u, nil, h.files, append(h.args(), "-ptrace")...)
+			jailed := attackInJail(t, u, r.env, h.files, append(h.args(), "-ptrace")...)
 			if got := h.accepted(t); len(got) > 0 {
 				t.Errorf("the host's listeners accepted connections from the jail: %q", got)
 			}

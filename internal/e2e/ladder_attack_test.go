@@ -163,18 +163,25 @@ func hostFacts(t *testing.T) (capBnd, netDevs string) {
 // name the rung. As 65534, the control runs the probe on the same host with
 // wsh opted out (what these hosts gave before the ladder) and shows which
 // refusals are wsh's. There is no control as root: the probe never runs
-// unconfined as root.
+// unconfined as root. 65534 runs with a home of its own, and with
+// HOME=/root, as `sudo -u` and setpriv leave it.
 func TestLadderAttack(t *testing.T) {
 	capBnd, netDevs := hostFacts(t)
-	for _, u := range users {
+	runs := []struct {
+		name string
+		u    user
+		env  []string
+	}{{root.name, root, nil}, {unprivileged.name, unprivileged, nil}, {unprivileged.name + "/HOME=root", unprivileged, []string{"HOME=/root"}}}
+	for _, r := range runs {
+		u := r.u
 		for _, mode := range []string{"1", "4", "7"} {
-			t.Run(u.name+"/mode"+mode, func(t *testing.T) {
+			t.Run(r.name+"/mode"+mode, func(t *testing.T) {
 				h := newHostSide(t)
 				// A process of the command's own user outside wsh stands
 				// for the host's pid and for the full jail's pid 1.
 				pid := strconv.Itoa(sleeperOf(t, u))
 				args := []string{"-hostpid", pid, "-init", pid, "-tcp", h.tcp.Addr().String(), "-abstract", h.name, "-ptrace"}
-				jailed, stderr := attackHostile(t, u, mode, []string{"WSH_REQUIRE_SANDBOX=landlock"}, h.files, args...)
+				jailed, stderr := attackHostile(t, u, mode, append([]string{"WSH_REQUIRE_SANDBOX=landlock"}, r.env...), h.files, args...)
 				if got := h.accepted(t); len(got) > 0 {
 					t.Errorf("the host's listeners accepted connections from the landlock rung: %q", got)
 				}
@@ -183,7 +190,7 @@ func TestLadderAttack(t *testing.T) {
 				}
 				var control map[string]string
 				if u.uid >= 0 {
-					control, _ = attackHostile(t, u, mode, []string{"WSH_NO_SANDBOX=1"}, h.files, args...)
+					control, _ = attackHostile(t, u, mode, append([]string{"WSH_NO_SANDBOX=1"}, r.env...), h.files, args...)
 					h.accepted(t) // the control's connections
 				}
 				facts := map[string]want{

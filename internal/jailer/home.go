@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"wsh/config"
 	"wsh/internal/launch"
@@ -35,12 +38,9 @@ func planHome(cfg config.Config, environ, writable []string) (plan launch.HomePl
 	if home == "" || !filepath.IsAbs(home) {
 		return plan, "HOME is not set to an absolute path", false
 	}
-	real, err := filepath.EvalSymlinks(home)
-	if err != nil {
-		return plan, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error(), false
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return plan, "HOME (" + home + ") is not a directory", false
+	real, owner, why := homeDir(home)
+	if why != "" {
+		return plan, why, cfg.Home != config.HomeReadonly
 	}
 	plan.Home, plan.State = real, resolveExisting(stateDir(environ, real))
 	switch {
@@ -48,6 +48,11 @@ func planHome(cfg config.Config, environ, writable []string) (plan launch.HomePl
 		return plan, "HOME is " + real + ", a system directory", false
 	case cfg.Home == config.HomeReadonly:
 		return plan, "WSH_HOME=readonly", false
+	case owner != os.Getuid():
+		// Another user's home (sudo and setpriv keep HOME=/root): its
+		// layers would be kept in a home this uid does not own, and the
+		// overlay's root would not be the home's owner's.
+		return plan, fmt.Sprintf("HOME (%s) belongs to uid %d, not to uid %d", home, owner, os.Getuid()), true
 	}
 	for _, w := range writable {
 		if under(real, w) {
@@ -62,6 +67,26 @@ func planHome(cfg config.Config, environ, writable []string) (plan launch.HomePl
 			"other than root put an overlay over a directory with a mount beneath it", true
 	}
 	return plan, "", false
+}
+
+// homeDir resolves home, a directory, and returns its owner; or why it is
+// not one to cover.
+func homeDir(home string) (real string, owner int, why string) {
+	real, err := filepath.EvalSymlinks(home)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", 0, "HOME (" + home + ") does not exist"
+	case err != nil:
+		return "", 0, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error()
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return "", 0, "HOME (" + home + ") cannot be read: " + unwrapErrno(err).Error()
+	case !fi.IsDir():
+		return "", 0, "HOME (" + home + ") is not a directory"
+	}
+	return real, int(fi.Sys().(*syscall.Stat_t).Uid), ""
 }
 
 // mountBeneath returns a mount point of this process's mount namespace that
@@ -104,22 +129,70 @@ func resolveExisting(p string) string {
 	}
 }
 
-// makeState makes the plan's state directory and resolves its path; a
-// path that resolves into a writable path once made (a symlink changed
-// since planHome) is refused.
-func makeState(plan launch.HomePlan, writable []string) (launch.HomePlan, error) {
-	if err := os.MkdirAll(plan.State, 0o700); err != nil {
-		return plan, fmt.Errorf("wsh's state directory: %w", err)
+// makeState makes the state directory where this uid can: the first of
+// stateDirs that it can make, or finds, as a directory of its own that no
+// other uid can write. One that lies in a writable path, or resolves into
+// one once made (a symlink changed since planHome), is refused, not passed
+// over: commands could change the layers there.
+func makeState(plan launch.HomePlan, environ, writable []string) (launch.HomePlan, error) {
+	var first error
+	for _, d := range stateDirs(environ, plan.Home) {
+		r, err := makeStateAt(d, writable)
+		if err == nil {
+			plan.State = r
+			return plan, nil
+		}
+		if _, inWritable := err.(stateWritableError); inWritable {
+			return plan, err
+		}
+		if first == nil {
+			first = fmt.Errorf("wsh's state directory: %w", err)
+		}
 	}
-	r, err := filepath.EvalSymlinks(plan.State)
+	return plan, first
+}
+
+// stateWritableError is a state directory in a writable path.
+type stateWritableError string
+
+func (e stateWritableError) Error() string { return string(e) }
+
+// makeStateAt makes the state directory dir, and returns its resolved
+// path once checked.
+func makeStateAt(dir string, writable []string) (string, error) {
+	if why := stateInWritable(resolveExisting(dir), writable); why != "" {
+		return "", stateWritableError(why)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	r, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return plan, fmt.Errorf("wsh's state directory: %w", err)
+		return "", err
 	}
 	if why := stateInWritable(r, writable); why != "" {
-		return plan, errors.New(why)
+		return "", stateWritableError(why)
 	}
-	plan.State = r
-	return plan, nil
+	return r, checkPrivate(r)
+}
+
+// checkPrivate checks that dir (resolved) is a directory of this uid
+// that no other uid can write: opened without following a symlink, and
+// checked on what was opened.
+func checkPrivate(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: dir, Err: err}
+	}
+	if int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 {
+		return fmt.Errorf("%s is not a directory of uid %d that only it can write (uid %d, mode %#o)", dir, os.Getuid(), st.Uid, st.Mode&0o7777)
+	}
+	return nil
 }
 
 // stateDir is wsh's own state directory: $XDG_STATE_HOME/wsh, or
@@ -129,6 +202,31 @@ func stateDir(environ []string, home string) string {
 		return filepath.Join(x, "wsh")
 	}
 	return filepath.Join(home, ".local", "state", "wsh")
+}
+
+// stateDirs are where wsh's state directory may be, in order: stateDir,
+// then ~/.local/state/wsh, then $XDG_RUNTIME_DIR/wsh (the XDG runtime
+// directory is the user's own, mode 0700; what is kept there is lost at
+// logout). There is no place in /tmp: /tmp is writable in every jail.
+func stateDirs(environ []string, home string) []string {
+	var out []string
+	add := func(d string) {
+		if d != "" && !contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if x, _ := lookupEnvOK(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
+		add(filepath.Join(x, "wsh"))
+	}
+	if home != "" {
+		add(filepath.Join(home, ".local", "state", "wsh"))
+	}
+	if x, _ := lookupEnvOK(environ, "XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		if r, err := filepath.EvalSymlinks(x); err == nil && checkPrivate(r) == nil {
+			add(filepath.Join(r, "wsh"))
+		}
+	}
+	return out
 }
 
 // HomePlan says where the jail's copy-on-write home comes from, and, when
@@ -143,7 +241,7 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 	}
 	plan, why, _ = planHome(cfg, environ, w)
 	if why == "" {
-		if p, err := makeState(plan, w); err != nil {
+		if p, err := makeState(plan, environ, w); err != nil {
 			why = err.Error()
 		} else {
 			plan = p
@@ -229,20 +327,18 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
-// existingStates lists the plan's state directory and the default one in
-// the home (~/.local/state/wsh, the layers of runs without this
-// XDG_STATE_HOME), those that exist.
-func existingStates(plan launch.HomePlan) []string {
-	candidates := []string{plan.State}
-	if plan.Home != "" {
-		candidates = append(candidates, stateDir(nil, plan.Home))
-	}
+// existingStates lists the plan's state directory and the others it may
+// be in (stateDirs: the layers of runs with another XDG_STATE_HOME, or
+// from before a fallback), those that exist. One this uid cannot look up
+// (in another user's home) is left out: the commands, of this uid and
+// with no capability over the host's files, cannot reach it either.
+func existingStates(environ []string, plan launch.HomePlan) []string {
 	var out []string
-	for _, s := range candidates {
+	for _, s := range append([]string{plan.State}, stateDirs(environ, plan.Home)...) {
 		if s == "" || contains(out, s) {
 			continue
 		}
-		if _, err := os.Lstat(s); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(s); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EACCES) {
 			continue
 		}
 		out = append(out, s)

@@ -3,6 +3,7 @@
 package jailer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,11 @@ func TestPlanHome(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	os.MkdirAll(filepath.Join(base, "w"), 0o755)
 	os.Symlink(filepath.Join(base, "w"), filepath.Join(base, "towritable"))
+	other := filepath.Join(base, "other")
+	os.MkdirAll(other, 0o700)
+	if err := os.Chown(other, 65534, 65534); err != nil {
+		t.Fatalf("a home of another uid (this test runs as root): %v", err)
+	}
 	overlay := config.Config{Home: config.HomeOverlay}
 	tests := []struct {
 		name     string
@@ -47,7 +53,9 @@ func TestPlanHome(t *testing.T) {
 		{"unset", overlay, nil, nil, "", "", "HOME is not set"},
 		{"empty", overlay, []string{"HOME="}, nil, "", "", "HOME is not set"},
 		{"relative", overlay, []string{"HOME=home"}, nil, "", "", "absolute"},
-		{"missing", overlay, []string{"HOME=" + base + "/nope"}, nil, "", "", "cannot be resolved"},
+		{"missing", overlay, []string{"HOME=" + base + "/nope"}, nil, "", "", "HOME (" + base + "/nope) does not exist"},
+		{"another uid's", overlay, []string{"HOME=" + other}, nil, other, other + "/.local/state/wsh", fmt.Sprintf("HOME (%s) belongs to uid 65534, not to uid %d", other, os.Getuid())},
+		{"another uid's, readonly", config.Config{Home: config.HomeReadonly}, []string{"HOME=" + other}, nil, other, other + "/.local/state/wsh", "WSH_HOME=readonly"},
 		{"a file", overlay, []string{"HOME=" + file}, nil, "", "", "not a directory"},
 		{"the root", overlay, []string{"HOME=/"}, nil, "/", "/.local/state/wsh", "system directory"},
 		{"/etc", overlay, []string{"HOME=/etc"}, nil, "/etc", "/etc/.local/state/wsh", "system directory"},
@@ -87,13 +95,97 @@ func TestMakeStateRechecks(t *testing.T) {
 	if err := os.Symlink(w, filepath.Join(base, "st")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := makeState(plan, []string{w}); err == nil || !strings.Contains(err.Error(), "lies in the writable path "+w) {
+	if _, err := makeState(plan, env, []string{w}); err == nil || !strings.Contains(err.Error(), "lies in the writable path "+w) {
 		t.Errorf("makeState through a new symlink into %s: %v, want refused", w, err)
 	}
 	os.Remove(filepath.Join(base, "st"))
-	got, err := makeState(plan, []string{w})
+	got, err := makeState(plan, env, []string{w})
 	if err != nil || got.State != base+"/st/wsh" {
 		t.Errorf("makeState = %q, %v, want %s/st/wsh", got.State, err, base)
+	}
+}
+
+// TestMakeStateFallsBack: the state directory goes where this uid can
+// keep it, a directory of its own: $XDG_STATE_HOME/wsh, then the home's,
+// then $XDG_RUNTIME_DIR/wsh when that is private; else no copy-on-write
+// home, and the first place's error.
+func TestMakeStateFallsBack(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(parts ...string) string {
+		p := filepath.Join(append([]string{base}, parts...)...)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o600)
+	home, blocked, runtime, open := mk("home"), mk("blocked"), mk("run"), mk("open")
+	os.WriteFile(filepath.Join(blocked, ".local"), nil, 0o600) // no ~/.local/state
+	os.Chmod(open, 0o777)
+	others := mk("others", "wsh")
+	if err := os.Chown(others, 65534, 65534); err != nil {
+		t.Fatalf("a directory of another uid (this test runs as root): %v", err)
+	}
+	tests := []struct {
+		name, home string
+		env        []string
+		want, err  string
+	}{
+		{"XDG_STATE_HOME", home, []string{"XDG_STATE_HOME=" + base + "/st"}, base + "/st/wsh", ""},
+		{"XDG_STATE_HOME is a file: the home's", home, []string{"XDG_STATE_HOME=" + file}, home + "/.local/state/wsh", ""},
+		{"XDG_STATE_HOME/wsh is another uid's: the home's", home, []string{"XDG_STATE_HOME=" + base + "/others"}, home + "/.local/state/wsh", ""},
+		{"the home's cannot be made: the runtime directory's", blocked, []string{"XDG_RUNTIME_DIR=" + runtime}, runtime + "/wsh", ""},
+		{"a runtime directory others can write is no place", blocked, []string{"XDG_RUNTIME_DIR=" + open}, "", "wsh's state directory: mkdir " + blocked + "/.local: not a directory"},
+		{"nowhere: the first place's error", blocked, []string{"XDG_STATE_HOME=" + file}, "", "wsh's state directory: mkdir " + file + ": not a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := makeState(launch.HomePlan{Home: tt.home}, tt.env, []string{base + "/w"})
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("makeState: %q, %v; want the error %q", got.State, err, tt.err)
+				}
+				return
+			}
+			if err != nil || got.State != tt.want {
+				t.Errorf("makeState: %q, %v; want %q", got.State, err, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(open + "/wsh"); err == nil {
+		t.Errorf("a state directory was made in %s, which others can write", open)
+	}
+}
+
+// TestCheckPrivate: a state directory must be this uid's, writable by no
+// other, and not a symlink.
+func TestCheckPrivate(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(base, "own")
+	os.Mkdir(own, 0o700)
+	groupW := filepath.Join(base, "groupw")
+	os.Mkdir(groupW, 0o700)
+	os.Chmod(groupW, 0o770)
+	theirs := filepath.Join(base, "theirs")
+	os.Mkdir(theirs, 0o700)
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatalf("a directory of another uid (this test runs as root): %v", err)
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(own, link)
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o600)
+	for p, ok := range map[string]bool{own: true, groupW: false, theirs: false, link: false, file: false} {
+		if err := checkPrivate(p); (err == nil) != ok {
+			t.Errorf("checkPrivate(%s) = %v, want ok %v", p, err, ok)
+		}
 	}
 }
 
@@ -108,15 +200,15 @@ func TestExistingStates(t *testing.T) {
 	def := filepath.Join(home, ".local", "state", "wsh")
 	other := filepath.Join(base, "st", "wsh")
 	plan := wrapPlan(home, other)
-	if got := existingStates(plan); len(got) != 0 {
+	if got := existingStates(nil, plan); len(got) != 0 {
 		t.Errorf("none made: %q", got)
 	}
 	os.MkdirAll(def, 0o700)
 	os.MkdirAll(other, 0o700)
-	if got := existingStates(plan); strings.Join(got, " ") != other+" "+def {
+	if got := existingStates(nil, plan); strings.Join(got, " ") != other+" "+def {
 		t.Errorf("both made: %q, want %q and %q", got, other, def)
 	}
-	if got := existingStates(wrapPlan(home, def)); strings.Join(got, " ") != def {
+	if got := existingStates(nil, wrapPlan(home, def)); strings.Join(got, " ") != def {
 		t.Errorf("the default in use: %q, want only %q", got, def)
 	}
 }

@@ -175,11 +175,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		// hidden from every jail and from the shell itself.
 		plan, why, failed = planHome(cfg, environ, w)
 		if why == "" {
-			if plan, err = makeState(plan, w); err != nil {
+			if plan, err = makeState(plan, environ, w); err != nil {
 				why, failed = err.Error(), true
 			}
 		}
-		hidden = append(append([]string(nil), hidden...), existingStates(plan)...)
+		hidden = append(append([]string(nil), hidden...), existingStates(environ, plan)...)
 	}
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err
@@ -200,8 +200,9 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			j.Close()
 			return nil, err
 		}
-		j.setupHome(plan, why, failed)
+		j.setupHome(plan, environ, why, failed)
 		j.decide(dir)
+		j.requireHome()
 	}
 	return j, nil
 }

@@ -3,11 +3,17 @@
 package jailer
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 
+	"wsh/config"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
+	"wsh/internal/verdict"
 )
 
 // HomeStatus says what the jail's $HOME is.
@@ -21,6 +27,8 @@ type HomeStatus struct {
 	State string
 	// Why says why the home is not an overlay, when it is not.
 	Why string
+	// Absent is true when $HOME does not exist: the jail has no home.
+	Absent bool
 }
 
 // jailHome is a Jailer's copy-on-write home.
@@ -39,9 +47,9 @@ type jailHome struct {
 // gives the in-process policy its view of the home. What fails leaves the
 // home read-only, as it was before there was a copy-on-write home, and is
 // said once, with the first command.
-func (j *Jailer) setupHome(plan launch.HomePlan, why string, failed bool) {
+func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, failed bool) {
 	h := &j.home
-	h.status = HomeStatus{Home: plan.Home, State: plan.State, Why: why}
+	h.status = HomeStatus{Home: plan.Home, State: plan.State, Why: why, Absent: plan.Home == "" && homeMissing(environ)}
 	h.planned = failed
 	if plan.Home == "" || why != "" {
 		return
@@ -152,5 +160,42 @@ func (j *Jailer) noticeHome() {
 		return
 	}
 	h.said = true
-	fmt.Fprintf(j.warn, "wsh: the jail's home is read-only: %s\n", h.status.Why)
+	what := "the jail's home is read-only"
+	if h.status.Absent {
+		what = "the jail has no home"
+	}
+	fmt.Fprintf(j.warn, "wsh: %s: %s; WSH_HOME=readonly says so without this note, WSH_HOME=cow makes it an error\n", what, h.status.Why)
+}
+
+// requireHome fails the Jailer when WSH_HOME=cow and its commands do not
+// get the copy-on-write home: no command runs (exit 126). A jail refused
+// below WSH_REQUIRE_SANDBOX's floor is left to fail each command closed.
+func (j *Jailer) requireHome() {
+	if j.cfg.Home != config.HomeCow || j.startFailure != nil {
+		return
+	}
+	if _, refused := j.state.Refused(); refused {
+		return
+	}
+	hs := j.Home()
+	if hs.Overlay {
+		return
+	}
+	why := hs.Why
+	if j.rung != proto.RungFull {
+		why = "the host refuses the full jail, and the " + j.rung.String() + " rung has no copy-on-write home"
+	}
+	v := verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepHome,
+		Err: errors.New("WSH_HOME=cow requires a copy-on-write home, and there is none: " + why)}
+	j.startFailure = &v
+}
+
+// homeMissing says that $HOME names nothing: the jail has no home.
+func homeMissing(environ []string) bool {
+	home, _ := lookupEnvOK(environ, "HOME")
+	if !filepath.IsAbs(home) {
+		return false
+	}
+	_, err := os.Lstat(home)
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -798,8 +798,7 @@ func (p *protector) unlessBenign(err error, dir string) error {
 	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil
 	case errors.Is(err, fs.ErrPermission):
-		var st syscall.Stat_t
-		if syscall.Lstat(dir, &st) == nil && int(st.Uid) != os.Getuid() && os.Getuid() != 0 {
+		if os.Getuid() != 0 && othersUnsearchable(dir) {
 			return nil
 		}
 	}
@@ -807,6 +806,22 @@ func (p *protector) unlessBenign(err error, dir string) error {
 		return fmt.Errorf("cannot check the protected paths in %s: %w (no command runs until it is searchable again: chmod u+rx it outside wsh)", dir, err)
 	}
 	return fmt.Errorf("cannot check the protected paths in %s: %w", dir, err)
+}
+
+// othersUnsearchable says that dir, or the directory above it that the
+// kernel does not let this uid search (HOME=/root for another uid:
+// /root/.config/git is refused at /root), is another user's.
+func othersUnsearchable(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		var st syscall.Stat_t
+		err := syscall.Lstat(d, &st)
+		switch {
+		case err == nil:
+			return int(st.Uid) != os.Getuid()
+		case err != syscall.EACCES || d == filepath.Dir(d):
+			return false
+		}
+	}
 }
 
 // eachGitdir calls f for each gitdir beneath dir (a modules directory,
