@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -350,8 +351,24 @@ func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
 	}
 	if rung == proto.RungFull && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) {
 		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
+		out.Filtered = underSeccompFilter()
 	}
 	return out
+}
+
+// underSeccompFilter reports whether this process runs under a seccomp
+// filter: its /proc/self/status says "Seccomp: 2" (SECCOMP_MODE_FILTER).
+func underSeccompFilter() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+			return strings.TrimSpace(v) == "2"
+		}
+	}
+	return false
 }
 
 // waitExited waits until the child pid has exited, without reaping it.

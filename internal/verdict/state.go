@@ -143,6 +143,9 @@ func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 // cause is the likely reason for a denial, from where it came.
 func cause(v Verdict) string {
 	switch {
+	case v.Mode == 1 && v.Filtered:
+		return "Likely cause: wsh itself runs under a seccomp filter that refuses user namespaces (its /proc/self/status says Seccomp: 2), " +
+			"as inside another wsh's jail, whose commands are confined by that jail too, or under a container's default profile"
 	case v.Mode == 1:
 		return "Likely cause: a seccomp profile or policy refuses user namespaces (a container's default profile, or a sysctl)"
 	case v.Step == proto.StepMountPrivate || v.Step == proto.StepDetach || v.Step == proto.StepRootReadonly:
