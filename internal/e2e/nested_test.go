@@ -132,3 +132,71 @@ func outsideDir(t *testing.T, u user) string {
 	}
 	return d
 }
+
+// nestedLowerScript is nestedScript for an outer wsh on a lower rung,
+// with a process substitution in the inner script, and no write to /etc:
+// the seccomp rung lets root write there.
+const nestedLowerScript = `grep -E '^Seccomp_filters:' /proc/self/status | sed 's/^/outer /'
+python3 probe.py outer-extra=%[2]s/outer-made
+%[1]s -c 'cat /proc/self/status; python3 probe.py extra=%[2]s/inner-made; cat <(echo substituted); /bin/true; exit 7'
+echo inner=$?
+exit 5`
+
+// TestWshInWshLowerRungs: inside an outer wsh on a lower rung (hostile
+// mode 1, landlock; mode 6, seccomp), whose filter refuses setsid and
+// setpgid as well as namespaces, the inner wsh finds every rung of its
+// own refused and says so once: its commands run in its own process
+// group (said once), confined by the outer jail alone, and no less than
+// the outer's commands: no_new_privs, the outer's filters, and the
+// same write refused (EACCES on the landlock rung, outside the writable
+// paths). Where the outer's Landlock refuses /dev/shm, process
+// substitution is unavailable, and said so.
+func TestWshInWshLowerRungs(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				extra := outsideDir(t, u)
+				writeOwned(t, u, filepath.Join(dir, "probe.py"), writeProbe)
+				r := runHostile(t, u, dir, nil, rung.mode, fmt.Sprintf(nestedLowerScript, wshBin, extra))
+				if r.status != 5 || !strings.Contains(r.stdout, "\ninner=7\n") {
+					t.Fatalf("outer status %d (want 5), inner's not 7:\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				got := probeFields(r.stdout)
+				refused := map[string]string{"landlock": "EACCES", "seccomp": "written"}[rung.name]
+				want := map[string]string{"NoNewPrivs": "1", "Seccomp": "2", "CapEff": caps0,
+					"Seccomp_filters": got["outer Seccomp_filters"], "outer-extra": refused, "extra": refused}
+				for k, v := range want {
+					if got[k] != v || v == "" {
+						t.Errorf("%s: %q, want %q\nstdout:\n%s\nstderr:\n%s", k, got[k], v, r.stdout, r.stderr)
+					}
+				}
+				if _, err := os.Lstat(filepath.Join(extra, "inner-made")); (err == nil) != (refused == "written") {
+					t.Errorf("the inner command's write outside the writable paths: on the host %v, want %v", err == nil, refused == "written")
+				}
+				said := []string{"running commands without a jail of wsh's own from now on", "wsh: setpgid is refused to wsh"}
+				substituted := "substituted\n"
+				if rung.name == "landlock" {
+					said = append(said, "wsh: process substitution is unavailable: ")
+					substituted = "cannot create fifo"
+				}
+				for _, s := range said {
+					if strings.Count(r.stderr, s) != 1 {
+						t.Errorf("stderr does not say once %q:\n%s", s, r.stderr)
+					}
+				}
+				if strings.Count(r.stderr, "wsh: warning:") != 2 {
+					t.Errorf("not one warning from each wsh:\n%s", r.stderr)
+				}
+				for _, l := range strings.Split(r.stderr, "\n") {
+					if strings.Contains(l, "without a jail of wsh's own") && !strings.Contains(l, "wsh itself runs under a seccomp filter") {
+						t.Errorf("the inner wsh's warning does not name the filter it runs under: %s", l)
+					}
+				}
+				if !strings.Contains(r.stdout+r.stderr, substituted) {
+					t.Errorf("process substitution: no %q\nstdout:\n%s\nstderr:\n%s", substituted, r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+}

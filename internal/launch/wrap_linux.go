@@ -349,9 +349,11 @@ func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
 	if errors.As(err, &se) {
 		out.StartStep = se.Step
 	}
-	if rung == proto.RungFull && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) {
-		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 		out.Filtered = underSeccompFilter()
+		if rung == proto.RungFull {
+			out.NamespacesAllowed = namespacesAllowed(hostNetwork)
+		}
 	}
 	return out
 }

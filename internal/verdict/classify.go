@@ -71,6 +71,12 @@ func Classify(f proto.Facts) Verdict {
 		errors.As(f.StartErr, &errno)
 		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr, Filtered: f.Filtered}
 		switch {
+		case isDenial(errno) && f.Rung != proto.RungFull && f.StartStep == proto.StartSetsid:
+			// A fresh child leads no process group: only a filter
+			// refuses its setsid (an outer wsh's, on a lower rung), and
+			// a lower rung needs the session to end what a command
+			// leaves running. The host refuses the rung.
+			v.Kind = Denied
 		case isDenial(errno) && f.Rung != proto.RungFull:
 			// No namespaces were asked for: the host did not refuse a
 			// jail, it refused the exec of wsh's init.
