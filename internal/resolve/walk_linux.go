@@ -55,6 +55,13 @@ func walk(dirfd int, path string, how *unix.OpenHow) (int, error) {
 		if err := w.root(); err != nil {
 			return -1, err
 		}
+	} else if dirfd == unix.AT_FDCWD {
+		// A descriptor of its own: follow asks fstatfs of it.
+		fd, err := openat(unix.AT_FDCWD, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		w.move(fd)
 	}
 	return w.run()
 }

@@ -68,6 +68,12 @@ var walkCases = []walkCase{
 	{"proclink", openPath | unix.O_NOFOLLOW, noMagic, "ok proclink lnk", ""},
 	{"/proc/self/status", openRead, noMagic, "ok /proc/PID/status reg", "too many levels of symbolic links"},
 	{"/dev/fd/0", openPath, noMagic, "too many levels of symbolic links", ""},
+	// From the working directory (AT_FDCWD), which is the tree's root.
+	{"CWD linkdir/file", openRead, noMagic, "ok dir/file reg", ""},
+	{"CWD proclink", openPath, noMagic, "too many levels of symbolic links", ""},
+	{"CWD linkfile", openRead, noSymlinks, "too many levels of symbolic links", ""},
+	{"CWD dir/../file", openRead, beneath, "ok file reg", "invalid cross-device link"},
+	{"CWD new", openCreate, beneath, "ok new reg 600", ""},
 }
 
 // TestWalkAsOpenat2 opens each case with the kernel's openat2 in one tree
@@ -104,7 +110,21 @@ func openIn(t *testing.T, c walkCase, open func(int, string, *unix.OpenHow) (int
 	}
 	old := unix.Umask(0)
 	defer unix.Umask(old)
-	fd, err := open(dfd, strings.ReplaceAll(c.path, "ROOT", root), how)
+	path := strings.ReplaceAll(c.path, "ROOT", root)
+	if rel, ok := strings.CutPrefix(path, "CWD "); ok {
+		// The tests do not run in parallel: the working directory is
+		// theirs to change.
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chdir(root); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chdir(wd)
+		path, dfd = rel, unix.AT_FDCWD
+	}
+	fd, err := open(dfd, path, how)
 	if err != nil {
 		return err.Error()
 	}
