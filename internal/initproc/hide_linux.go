@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // hide puts an empty, read-only, mode-000 tmpfs over each hidden directory
@@ -114,7 +115,7 @@ func (st *setupState) findHidden(id proto.PathID) (where string, fst unix.Stat_t
 // returns it with the path it leads to in the jail's view.
 func openFollowing(path string) (int, string, error) {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
+	fd, err := resolve.Open(unix.AT_FDCWD, path, how)
 	if err != nil {
 		return -1, path, &os.PathError{Op: "openat2", Path: path, Err: err}
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // mountHome puts the copy-on-write home over the host's home: the
@@ -161,7 +162,7 @@ func (st *setupState) makeInHome(path string, dir bool) error {
 		if last {
 			return nil
 		}
-		next, err := unix.Openat2(cur, c, how)
+		next, err := resolve.Open(cur, c, how)
 		if err != nil {
 			return &os.PathError{Op: "make in the jail's home", Path: path, Err: err}
 		}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // keeperMain runs the keeper of a copy-on-write home: in a user and mount
@@ -197,7 +198,7 @@ func openBeneath(dir int, name string, flags int) (int, error) {
 	if flags&unix.O_CREAT != 0 {
 		how.Mode = 0o600
 	}
-	fd, err := unix.Openat2(dir, name, how)
+	fd, err := resolve.Open(dir, name, how)
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -299,7 +300,7 @@ func overlayLayers(fsfd int, layers [3]int) error {
 func openDirID(id proto.PathID) (int, error) {
 	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(unix.AT_FDCWD, id.Path, how)
+	fd, err := resolve.Open(unix.AT_FDCWD, id.Path, how)
 	if err != nil {
 		return -1, &os.PathError{Op: "openat2", Path: id.Path, Err: err}
 	}

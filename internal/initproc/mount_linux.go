@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // devNodes are the host devices bound into the jail's /dev.
@@ -251,7 +252,7 @@ func createEmpty(path string) error {
 // cover is on a hidden path. (wsh passes a resolved path.)
 func chdir(st *setupState) error {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(unix.AT_FDCWD, st.spec.Dir, how)
+	fd, err := resolve.Open(unix.AT_FDCWD, st.spec.Dir, how)
 	if err != nil {
 		return &os.PathError{Op: "chdir", Path: st.spec.Dir, Err: err}
 	}

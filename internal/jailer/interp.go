@@ -136,7 +136,7 @@ func (j *Jailer) Close() error {
 	}
 	j.terminals.restore()
 	j.releaseHome()
-	if j.fifoDir == "" {
+	if j.fifoDir == "" || j.fifoDir == noFifoDir {
 		return err
 	}
 	if rerr := os.RemoveAll(j.fifoDir); err == nil {
@@ -174,6 +174,11 @@ func makeFifoDir() (proto.PathID, error) {
 }
 
 const fifoPrefix = "wsh-run-"
+
+// noFifoDir is the interpreter's temporary directory where /dev/shm is
+// refused: no process can make it (or anything in /proc), so the
+// interpreter can make no FIFO there, and opens nothing there itself.
+const noFifoDir = "/proc/wsh-no-fifo-directory"
 
 // sweepFifoDirs removes the FIFO directories of this user's wsh processes
 // that are gone: a directory of /dev/shm named by makeFifoDir, owned by

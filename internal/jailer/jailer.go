@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/config"
@@ -57,7 +59,8 @@ type Jailer struct {
 	startNote   string
 	startIsHome bool
 	startOnce   sync.Once
-	madeSaid    sync.Map // protected paths a command made, said once each
+	madeSaid    sync.Map    // protected paths a command made, said once each
+	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
 	watching    map[*protection]bool // the protection of each command running
 	terminals   terminals            // put back as they were when the Runner closes
@@ -192,10 +195,18 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		}
 		launch.PrepareSelfCopy()
 		id, err := makeFifoDir()
-		if err != nil {
+		switch {
+		case err == nil:
+			j.fifoDir, j.shmDir = id.Path, id
+		case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS):
+			// /dev/shm refused to wsh itself (inside another wsh's
+			// jail on the landlock rung, say): no directory a command
+			// could write to would do (interp.go), so none.
+			j.fifoDir = noFifoDir
+			j.sayOnce(fmt.Sprintf("wsh: process substitution is unavailable: %v", err))
+		default:
 			return nil, err
 		}
-		j.fifoDir, j.shmDir = id.Path, id
 		if err := j.compileFilter(proto.RungFull); err != nil {
 			j.Close()
 			return nil, err

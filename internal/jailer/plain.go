@@ -57,6 +57,18 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 		cmd = j.plainCmd(ctx, c)
 		err = start()
 	}
+	if errors.Is(err, syscall.EPERM) && cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
+		// Nothing ran. A filter wsh itself runs under may refuse
+		// setpgid (another wsh's jail on a lower rung refuses it and
+		// setsid, so that nothing escapes its kill): then the command
+		// runs in wsh's own group, as under a terminal's foreground.
+		cmd = j.plainCmd(ctx, c)
+		cmd.SysProcAttr = nil
+		if err = start(); err == nil {
+			j.noGroups.Store(true)
+			j.sayOnce("wsh: setpgid is refused to wsh (it runs under a filter that refuses it, as inside another wsh's jail): unsandboxed commands run in wsh's own process group")
+		}
+	}
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) {
@@ -90,7 +102,7 @@ func (j *Jailer) plainCmd(ctx context.Context, c *command) *exec.Cmd {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.hc.Stdin, c.hc.Stdout, c.hc.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = j.KillTimeout
-	if !terminalForeground() {
+	if !terminalForeground() && !j.noGroups.Load() {
 		// A process group of its own, which an interrupt reaches whole
 		// (a shell and the child it waits for), as a terminal's would.
 		// Not when wsh's group is its terminal's foreground one: the

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/launch"
+	"wsh/internal/resolve"
 )
 
 // A homeView is the jail's copy-on-write home as the shell's own
@@ -281,16 +282,11 @@ func (g *viewGen) open(rel string, flag int, perm os.FileMode) (*os.File, error)
 	if flag&os.O_CREATE != 0 {
 		how.Mode = uint64(perm.Perm())
 	}
-	for {
-		fd, err := unix.Openat2(g.root, rel, how)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(fd), rel), nil
+	fd, err := resolve.Open(g.root, rel, how)
+	if err != nil {
+		return nil, err
 	}
+	return os.NewFile(uintptr(fd), rel), nil
 }
 
 // isLink reports whether rel is a symlink in the home.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // openWrite opens path for writing only beneath a writable path. The
@@ -137,12 +138,7 @@ func openat2(dirfd int, rel string, flag int, perm os.FileMode) (int, error) {
 	if flag&os.O_CREATE != 0 {
 		how.Mode = uint64(perm.Perm())
 	}
-	for {
-		fd, err := unix.Openat2(dirfd, rel, how)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+	return resolve.Open(dirfd, rel, how)
 }
 
 // rootOf returns the writable path that real lies beneath.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // defaultProtected are the paths, relative to each writable path, that the
@@ -1078,7 +1079,7 @@ func makePlaceholder(path string, make placeholder) error {
 	if make == makeNone {
 		return fs.ErrNotExist
 	}
-	dfd, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
+	dfd, err := resolve.Open(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})

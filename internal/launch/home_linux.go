@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/resolve"
 )
 
 // ErrHomeInUse says a home cannot be reset, or its keeper started, while
@@ -532,7 +533,7 @@ func lockAll(dfd int) ([]int, error) {
 	for _, name := range names {
 		how := &unix.OpenHow{Flags: unix.O_RDWR | unix.O_CREAT | unix.O_CLOEXEC, Mode: 0o600,
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
-		l, err := unix.Openat2(dfd, name, how)
+		l, err := resolve.Open(dfd, name, how)
 		if err != nil {
 			return locks, &os.PathError{Op: "open", Path: name, Err: err}
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -348,10 +349,28 @@ func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
 	if errors.As(err, &se) {
 		out.StartStep = se.Step
 	}
-	if rung == proto.RungFull && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) {
-		out.NamespacesAllowed = namespacesAllowed(hostNetwork)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		out.Filtered = underSeccompFilter()
+		if rung == proto.RungFull {
+			out.NamespacesAllowed = namespacesAllowed(hostNetwork)
+		}
 	}
 	return out
+}
+
+// underSeccompFilter reports whether this process runs under a seccomp
+// filter: its /proc/self/status says "Seccomp: 2" (SECCOMP_MODE_FILTER).
+func underSeccompFilter() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+			return strings.TrimSpace(v) == "2"
+		}
+	}
+	return false
 }
 
 // waitExited waits until the child pid has exited, without reaping it.

@@ -12,14 +12,18 @@ type Facts struct {
 	// Rung is the rung the launch was of.
 	Rung Rung
 	// StartErr is the error of starting the jail init (the clone, the id
-	// maps, the exec of the init itself); when it is set, only StartStep
-	// and NamespacesAllowed are.
+	// maps, the exec of the init itself); when it is set, only StartStep,
+	// NamespacesAllowed and Filtered are.
 	StartErr error
 	// StartStep is the part of the start that failed.
 	StartStep StartStep
 	// NamespacesAllowed: the start failed with EPERM or EACCES and a plain
 	// clone with the same namespaces and id maps, tried then, was allowed.
 	NamespacesAllowed bool
+	// Filtered: the start failed with EPERM or EACCES and wsh itself runs
+	// under a seccomp filter (its /proc/self/status says Seccomp: 2), as
+	// in another wsh's jail or a container.
+	Filtered bool
 	// Report is what the init wrote on the sentinel pipe, or nil.
 	Report *Report
 	// Status is the init's exit status, the target's own when there is no

@@ -4,6 +4,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/resolve"
 )
 
 // NewPathID records the identity of path, which must be absolute and
@@ -47,14 +49,9 @@ func (id PathID) Same(st *unix.Stat_t) bool { return st.Dev == id.Dev && st.Ino 
 // way (RESOLVE_NO_SYMLINKS), for a PathID or a cover of the jail.
 func OpenNoSymlinks(path string) (int, error) {
 	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &os.PathError{Op: "openat2", Path: path, Err: err}
-		}
-		return fd, nil
+	fd, err := resolve.Open(unix.AT_FDCWD, path, how)
+	if err != nil {
+		return -1, &os.PathError{Op: "openat2", Path: path, Err: err}
 	}
+	return fd, nil
 }

@@ -58,6 +58,9 @@ type Verdict struct {
 	Status int
 	// Note says why a refusal is not a denial, when that is not obvious.
 	Note string
+	// Filtered: in mode 1, wsh itself runs under a seccomp filter
+	// (proto.Facts.Filtered), the likely refuser.
+	Filtered bool
 }
 
 // Classify says what the facts of one launch mean: the table in
@@ -66,8 +69,14 @@ func Classify(f proto.Facts) Verdict {
 	if f.StartErr != nil {
 		var errno syscall.Errno
 		errors.As(f.StartErr, &errno)
-		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr}
+		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr, Filtered: f.Filtered}
 		switch {
+		case isDenial(errno) && f.Rung != proto.RungFull && f.StartStep == proto.StartSetsid:
+			// A fresh child leads no process group: only a filter
+			// refuses its setsid (an outer wsh's, on a lower rung), and
+			// a lower rung needs the session to end what a command
+			// leaves running. The host refuses the rung.
+			v.Kind = Denied
 		case isDenial(errno) && f.Rung != proto.RungFull:
 			// No namespaces were asked for: the host did not refuse a
 			// jail, it refused the exec of wsh's init.
@@ -164,6 +173,10 @@ func (v Verdict) Reason() string {
 // Message is Reason with, for a failure, the advice to run wsh doctor: the
 // text a person reads on a command's stderr.
 func (v Verdict) Message() string {
+	if v.Kind == Refused && v.Mode == 1 && v.Filtered {
+		// No warning follows to give the likely cause.
+		return v.Reason() + "; wsh itself runs under a seccomp filter (Seccomp: 2), as inside another wsh's jail"
+	}
 	if v.Kind == Denied || v.Kind == Refused {
 		return v.Reason()
 	}

@@ -26,6 +26,9 @@ func TestClassify(t *testing.T) {
 	}{
 		{"mode 1 EPERM", proto.Facts{StartErr: startErr(syscall.EPERM)}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM}},
 		{"mode 1 EACCES", proto.Facts{StartErr: startErr(syscall.EACCES)}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EACCES}},
+		{"lower rung, exec refused", proto.Facts{Rung: proto.RungLandlock, StartErr: startErr(syscall.EACCES), StartStep: proto.StartExec}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.EACCES, Note: "no namespaces were asked for; the exec of wsh's own binary was refused; at execve"}},
+		{"lower rung, setsid refused", proto.Facts{Rung: proto.RungSeccomp, StartErr: startErr(syscall.EPERM), StartStep: proto.StartSetsid, Filtered: true}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM, Note: "at setsid", Filtered: true}},
+		{"mode 1 EPERM under a filter", proto.Facts{StartErr: startErr(syscall.EPERM), Filtered: true}, Verdict{Kind: Denied, Mode: 1, Step: proto.StepClone, Errno: syscall.EPERM, Filtered: true}},
 		{"start ENOSPC", proto.Facts{StartErr: startErr(syscall.ENOSPC)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.ENOSPC}},
 		{"start EINVAL", proto.Facts{StartErr: startErr(syscall.EINVAL)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.EINVAL}},
 		{"start ENOENT", proto.Facts{StartErr: startErr(syscall.ENOENT)}, Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: syscall.ENOENT}},
@@ -110,6 +113,28 @@ func TestWarning(t *testing.T) {
 	}
 	if w := Warning(v, proto.RungLandlock, 7); strings.Contains(w, "signal this user's") || strings.Contains(w, "truncate any") {
 		t.Errorf("ABI 7 says it lacks what it has: %q", w)
+	}
+}
+
+// TestWarningCause: the likely cause of a refused clone names the
+// filter wsh itself runs under when there is one (wsh in a wsh jail).
+func TestWarningCause(t *testing.T) {
+	plain := Warning(Classify(proto.Facts{StartErr: startErr(syscall.EPERM)}), proto.RungLandlock, 7)
+	filtered := Warning(Classify(proto.Facts{StartErr: startErr(syscall.EPERM), Filtered: true}), proto.RungLandlock, 7)
+	if !strings.Contains(plain, "a seccomp profile or policy refuses user namespaces") || strings.Contains(plain, "another wsh's jail") {
+		t.Errorf("without a filter on wsh: %q", plain)
+	}
+	if !strings.Contains(filtered, "wsh itself runs under a seccomp filter") || !strings.Contains(filtered, "another wsh's jail") {
+		t.Errorf("under a filter: %q", filtered)
+	}
+	if none := Warning(Classify(proto.Facts{StartErr: startErr(syscall.EPERM), Filtered: true}), proto.RungNone, 7); !strings.Contains(none, "without a jail of wsh's own") ||
+		strings.Contains(none, "unsandboxed") {
+		t.Errorf("on rung none under a filter: %q", none)
+	}
+	refused := Classify(proto.Facts{StartErr: startErr(syscall.EPERM), Filtered: true})
+	refused.Kind = Refused
+	if m := refused.Message(); !strings.Contains(m, "wsh itself runs under a seccomp filter") {
+		t.Errorf("refused under a filter (WSH_REQUIRE_SANDBOX): %q", m)
 	}
 }
 

@@ -130,6 +130,15 @@ func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 			"this user can, read the hidden paths, change the protected paths, signal this user's other processes " +
 			"and, where the kernel's ptrace policy (Yama) allows it, read and write their memory through /proc; " +
 			"builtins and redirections obey the write and hide policy"
+	case proto.RungNone:
+		if !v.Filtered {
+			in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
+			break
+		}
+		// Under a filter wsh itself runs under (another wsh's jail),
+		// which refused the lower rungs too.
+		in = "running commands without a jail of wsh's own from now on (the lower rungs were refused too): they are confined " +
+			"only by what confines wsh itself (the jail of the wsh that runs this one, if it is one); builtins and redirections still obey the write and hide policy"
 	default:
 		in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
 	}
@@ -143,6 +152,9 @@ func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 // cause is the likely reason for a denial, from where it came.
 func cause(v Verdict) string {
 	switch {
+	case v.Mode == 1 && v.Filtered:
+		return "Likely cause: wsh itself runs under a seccomp filter that refuses user namespaces (its /proc/self/status says Seccomp: 2), " +
+			"as inside another wsh's jail, whose commands are confined by that jail too, or under a container's default profile"
 	case v.Mode == 1:
 		return "Likely cause: a seccomp profile or policy refuses user namespaces (a container's default profile, or a sysctl)"
 	case v.Step == proto.StepMountPrivate || v.Step == proto.StepDetach || v.Step == proto.StepRootReadonly:
