@@ -28,16 +28,15 @@ func Open(dirfd int, path string, how *unix.OpenHow) (int, error) {
 }
 
 // refusedWhole reports whether err, from openat2, says the call itself is
-// refused rather than this open. ENOSYS is the kernel's or a filter's.
-// EPERM can be the file's (an immutable file opened for writing,
-// O_NOATIME, a seal, fanotify): it counts only if openat2 of "/", which
-// nothing but a refusal of the call says EPERM to, is refused too. Either
-// way the walk keeps the same restrictions, so taking it is never looser.
+// refused rather than this open. ENOSYS is the kernel's or a filter's, but
+// can be a file's too (a FUSE server's answer); EPERM can be the file's
+// (an immutable file opened for writing, O_NOATIME, a seal, fanotify).
+// Either counts only if openat2 of "/", which nothing but a refusal of the
+// call says ENOSYS or EPERM to, is refused too: a refusal is remembered
+// for the process, and the walk is stricter than the kernel in places.
 func refusedWhole(err error) bool {
 	switch err {
-	case unix.ENOSYS:
-		return true
-	case unix.EPERM:
+	case unix.ENOSYS, unix.EPERM:
 		fd, err := openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC})
 		if err == nil {
 			unix.Close(fd)
@@ -47,14 +46,24 @@ func refusedWhole(err error) bool {
 	return false
 }
 
+// openat2 is unix.Openat2, EINTR retried, and EAGAIN a few times: with
+// RESOLVE_BENEATH a ".." gives EAGAIN when any rename on the machine
+// raced the lookup, and the man page leaves the retry to the caller.
 func openat2(dirfd int, path string, how *unix.OpenHow) (int, error) {
-	for {
+	for again := 0; ; {
 		fd, err := unix.Openat2(dirfd, path, how)
-		if err != unix.EINTR {
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EAGAIN && how.Resolve&unix.RESOLVE_BENEATH != 0 && again < maxAgain:
+			again++
+		default:
 			return fd, err
 		}
 	}
 }
+
+// maxAgain bounds openat2's retries on EAGAIN.
+const maxAgain = 64
 
 func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	for {

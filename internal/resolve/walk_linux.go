@@ -27,9 +27,11 @@ var errLink = errors.New("resolve: the last component is a symlink")
 // (/proc/PID/{cwd,root,exe,fd/N,ns/*}), whose text is not what they lead
 // to. So the walk is stricter than openat2 in two places: under
 // RESOLVE_BENEATH any "..", even one that stays beneath, is EXDEV, and
-// when following, every symlink on procfs is ELOOP (/proc/self too).
+// when following, every symlink on procfs but those in its root directory
+// (/proc/self, /proc/mounts) is ELOOP.
 type walker struct {
 	how     *unix.OpenHow
+	start   int      // the directory the walk started in
 	cur     int      // the directory reached
 	owned   bool     // cur is the walker's to close
 	todo    []string // the components left
@@ -63,6 +65,16 @@ func walk(dirfd int, path string, how *unix.OpenHow) (int, error) {
 		}
 		w.move(fd)
 	}
+	if w.beneath() {
+		// The start, kept open for stillBeneath (the walk closes what
+		// it moves from).
+		fd, err := unix.Dup(w.cur)
+		if err != nil {
+			return -1, err
+		}
+		w.start = fd
+		defer unix.Close(fd)
+	}
 	return w.run()
 }
 
@@ -81,6 +93,9 @@ func (w *walker) run() (int, error) {
 				return -1, err
 			}
 			continue
+		}
+		if err := w.stillBeneath(); err != nil {
+			return -1, err
 		}
 		fd, err := w.last(c)
 		if err != errLink {
@@ -151,14 +166,16 @@ func (w *walker) follow(name string) error {
 	if w.how.Resolve&unix.RESOLVE_NO_SYMLINKS != 0 || w.hops > maxHops {
 		return unix.ELOOP
 	}
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(w.cur, &fs); err != nil {
+	// The link itself, opened once: what is checked is what is read.
+	lfd, err := openat(w.cur, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return err
 	}
-	if fs.Type == unix.PROC_SUPER_MAGIC {
-		return unix.ELOOP
+	defer unix.Close(lfd)
+	if err := w.notMagic(lfd); err != nil {
+		return err
 	}
-	target, err := readlinkat(w.cur, name)
+	target, err := readlinkat(lfd, "")
 	if err != nil {
 		return err
 	}
@@ -176,6 +193,77 @@ func (w *walker) follow(name string) error {
 	}
 	return nil
 }
+
+// notMagic refuses (ELOOP) the symlink lfd when it may be a magic link:
+// a link on procfs anywhere but in procfs's root directory. The root's
+// links (self, thread-self, mounts, net) are plain ones; every other link
+// procfs has (/proc/PID/{cwd,root,exe}, fd/N, ns/*, map_files/*) is
+// magic, and so is one of them mounted elsewhere: the link's own file
+// system is asked, not its directory's.
+func (w *walker) notMagic(lfd int) error {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(lfd, &fs); err != nil {
+		return err
+	}
+	if fs.Type != unix.PROC_SUPER_MAGIC {
+		return nil
+	}
+	var dfs unix.Statfs_t
+	var dst unix.Stat_t
+	if unix.Fstatfs(w.cur, &dfs) == nil && dfs.Type == unix.PROC_SUPER_MAGIC &&
+		unix.Fstat(w.cur, &dst) == nil && dst.Ino == procRootIno {
+		return nil
+	}
+	return unix.ELOOP
+}
+
+// procRootIno is the inode number of every procfs's root directory
+// (PROC_ROOT_INO).
+const procRootIno = 1
+
+// stillBeneath checks, before the last component is opened (or made),
+// that the directory reached is still beneath the walk's start, as the
+// kernel checks at the end of a RESOLVE_BENEATH lookup: a directory on
+// the way that was moved out of it while the walk went through it would
+// otherwise lead the open outside (EXDEV). It goes up by ".." from the
+// directory reached until it meets the start, or the root.
+func (w *walker) stillBeneath() error {
+	if !w.beneath() {
+		return nil
+	}
+	var start, st unix.Stat_t
+	if err := unix.Fstat(w.start, &start); err != nil {
+		return err
+	}
+	fd, err := unix.Dup(w.cur)
+	if err != nil {
+		return err
+	}
+	defer func() { unix.Close(fd) }()
+	for range maxDepth {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		if st.Dev == start.Dev && st.Ino == start.Ino {
+			return nil
+		}
+		up, err := openat(fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return unix.EXDEV
+		}
+		var ust unix.Stat_t
+		if err := unix.Fstat(up, &ust); err != nil || ust.Dev == st.Dev && ust.Ino == st.Ino {
+			unix.Close(up) // the root: the start was not on the way up
+			return unix.EXDEV
+		}
+		unix.Close(fd)
+		fd = up
+	}
+	return unix.EXDEV
+}
+
+// maxDepth bounds stillBeneath's way up.
+const maxDepth = 4096
 
 func (w *walker) beneath() bool { return w.how.Resolve&unix.RESOLVE_BENEATH != 0 }
 

@@ -66,7 +66,12 @@ var walkCases = []walkCase{
 	{"/proc/self/fd/0", openPath, noMagic, "too many levels of symbolic links", ""},
 	{"proclink", openPath | unix.O_DIRECTORY, noMagic, "too many levels of symbolic links", ""},
 	{"proclink", openPath | unix.O_NOFOLLOW, noMagic, "ok proclink lnk", ""},
-	{"/proc/self/status", openRead, noMagic, "ok /proc/PID/status reg", "too many levels of symbolic links"},
+	// procfs's root's links are plain ones: followed, by openat2 and
+	// by the walk (a hidden path through /proc/self must be covered).
+	{"/proc/self/status", openRead, noMagic, "ok /proc/PID/status reg", ""},
+	{"/proc/mounts", openRead, noMagic, "ok /proc/PID/mounts reg", ""},
+	{"selflink/status", openRead, noMagic, "ok /proc/PID/status reg", ""},
+	{"selflink/cwd/file", openRead, noMagic, "too many levels of symbolic links", ""},
 	{"/dev/fd/0", openPath, noMagic, "too many levels of symbolic links", ""},
 	// From the working directory (AT_FDCWD), which is the tree's root.
 	{"CWD linkdir/file", openRead, noMagic, "ok dir/file reg", ""},
@@ -169,7 +174,7 @@ func makeTree(t *testing.T) string {
 	links := map[string]string{
 		"linkfile": "file", "linkdir": "dir", "link2": "linkdir", "abslink": filepath.Join(root, "dir"),
 		"dir/uplink": "../", "dangling": "missing", "loop1": "loop2", "loop2": "loop1",
-		"proclink": "/proc/self/cwd", "chain0": "file",
+		"proclink": "/proc/self/cwd", "selflink": "/proc/self", "chain0": "file",
 	}
 	for i := 1; i <= 40; i++ {
 		links["chain"+strconv.Itoa(i)] = "chain" + strconv.Itoa(i-1)
@@ -178,4 +183,31 @@ func makeTree(t *testing.T) string {
 		must(os.Symlink(target, filepath.Join(root, name)))
 	}
 	return root
+}
+
+// TestStillBeneath: before the last component, the walk checks that the
+// directory it reached is still beneath its start, as the kernel does at
+// the end of a RESOLVE_BENEATH lookup (a directory moved out of the start
+// while the walk was in it would lead the open, or the make, outside).
+func TestStillBeneath(t *testing.T) {
+	root := makeTree(t)
+	out := t.TempDir()
+	open := func(p string) int {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		return fd
+	}
+	start := open(root)
+	for _, c := range []struct {
+		cur  string
+		want error
+	}{{root, nil}, {root + "/dir", nil}, {out, unix.EXDEV}, {"/", unix.EXDEV}} {
+		w := &walker{how: &unix.OpenHow{Resolve: beneath}, start: start, cur: open(c.cur)}
+		if err := w.stillBeneath(); err != c.want {
+			t.Errorf("reached %s from %s: %v, want %v", c.cur, root, err, c.want)
+		}
+	}
 }
