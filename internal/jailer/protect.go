@@ -78,6 +78,9 @@ type protection struct {
 	// targets: a command can point them elsewhere, and wsh says so after.
 	links map[string]string
 	err   error // the first reason the protection cannot be made
+	// mounts says the jail makes the paths read-only (the full rung):
+	// wsh makes the missing ones it makes, and holds what it finds.
+	mounts bool
 	// stamps, on the rungs without mounts (where the paths cannot be made
 	// read-only), are the protected paths' change stamps before the
 	// command: wsh says after it which changed.
@@ -206,12 +209,13 @@ func (pr *protection) add(path string, pin bool) {
 
 // protector knows the protected paths of a Jailer.
 type protector struct {
-	roots    []string // the writable paths, where the protected paths lie
-	projects []string // those where wsh makes missing placeholderDirs (not /tmp, $TMPDIR)
-	names    []string // relative to each base
-	absolute []string // WSH_PROTECT's absolute paths
-	home     string   // the home, resolved: a base when it lies in a writable path
-	gitCfg   []string // the git config files beside a repository's own (system, global)
+	roots    []string      // the writable paths, where the protected paths lie
+	projects []string      // those where wsh makes missing placeholderDirs (not /tmp, $TMPDIR)
+	names    []string      // relative to each base
+	absolute []string      // WSH_PROTECT's absolute paths
+	home     string        // the home, resolved: a base when it lies in a writable path
+	gitCfg   []string      // the git config files beside a repository's own (system, global)
+	ph       *placeholders // what wsh made, and the locks it holds; nil: none made
 
 	mu      sync.Mutex
 	repos   map[string]repoCache // a project root's subdirectories
@@ -393,7 +397,7 @@ func (p *protector) resolve(path string, out *protection) (string, error) {
 // the start directory and WSH_WRITABLE; extra is WSH_PROTECT; environ
 // gives the home and the global git config.
 func newProtector(roots, projects, extra, environ []string) *protector {
-	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...)}
+	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...), ph: newPlaceholders("", nil)}
 	tmp, _ := lookupEnvOK(environ, "TMPDIR")
 	if t, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = t
@@ -979,8 +983,14 @@ func globalGitConfigs(environ []string) []string {
 // component that is a symlink ends the walk: its target, beneath a
 // writable path, is protected where it lies (a symlink cannot be a mount
 // point).
-func (p *protector) protection(dir string) (protection, error) {
-	var out protection
+//
+// With mounts (the full rung) it makes the missing ones that wsh makes,
+// and holds every protected directory and empty file it finds (see
+// placeholders); without (the lower rungs, where a placeholder protects
+// nothing) it makes none, and a missing path is said after a command
+// made it, as any other.
+func (p *protector) protection(dir string, mounts bool) (protection, error) {
+	out := protection{mounts: mounts}
 	cs, err := p.candidates(dir, &out)
 	if err != nil {
 		return out, err
@@ -1024,8 +1034,8 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 		next := filepath.Join(cur, c)
 		last := i == len(parts)-1
 		fi, err := out.lstatOnce(next)
-		if errors.Is(err, fs.ErrNotExist) && last && makePlaceholder(next, make) == nil {
-			fi, err = os.Lstat(next)
+		if last && out.mounts {
+			fi, err = p.settle(next, make, fi, err)
 			out.lstat[next] = lstatResult{fi, err}
 		}
 		switch {
@@ -1083,13 +1093,16 @@ func makePlaceholder(path string, make placeholder) error {
 	if make == makeCommondir {
 		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
 		// ".", and git reads both as the gitdir itself.
-		_, err = f.WriteString("./\n")
+		_, err = f.WriteString(commondirSelf)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// commondirSelf is the commondir wsh makes: the gitdir itself.
+const commondirSelf = "./\n"
 
 // protected reports whether real, a resolved path, is or lies beneath a
 // protected path.
