@@ -171,6 +171,22 @@ func TestNothingLeftBehind(t *testing.T) {
 				}
 				sameListing(t, dir, before, "SIGTERM to wsh", r)
 			})
+			t.Run("written on the host", func(t *testing.T) {
+				// An editor on the host saves into a placeholder during
+				// the run: it is the user's then, and stays.
+				dir := hostRepo(t, u)
+				before := listing(t, dir)
+				up, goOn := gate(t, "up"), gate(t, "go")
+				b := startBg(t, u, dir, []string{"UP=" + up, "GO=" + goOn}, `sh -c 'echo up > "$UP"; read x < "$GO"'`)
+				reached(t, b, up)
+				writeOwned(t, u, filepath.Join(dir, ".vscode", "settings.json"), "{}\n")
+				release(t, b, goOn)
+				r := b.wait(t)
+				want := strings.Join(append(strings.Split(before, "\n"), "d ./.vscode", "f ./.vscode/settings.json"), "\n")
+				sorted := strings.Split(want, "\n")
+				sort.Strings(sorted)
+				sameListing(t, dir, strings.Join(sorted, "\n"), "a placeholder written to on the host", r)
+			})
 			t.Run("landlock rung", func(t *testing.T) {
 				dir := hostRepo(t, u)
 				before := listing(t, dir)
