@@ -282,3 +282,52 @@ for p in .vscode .vscode/tasks.json .claude/settings.json .git/commondir .git/co
 		})
 	}
 }
+
+// missingNames are the protected names wsh makes where they are missing
+// in a project: the agents' and editors' files and directories, the rc
+// files, .gitmodules.
+var missingNames = []string{
+	".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini", ".devcontainer", ".bashrc.d", ".ssh",
+	".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+	".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json",
+}
+
+// TestMissingProtectedNamesCannotBeMade: no command can make a missing
+// protected name, by any way (a write, mkdir, a symlink, a rename onto
+// it: each errno read back), in the project, in a repository below it,
+// beneath the missing directory core.hooksPath names (.husky), or a
+// missing hook; the shell's own redirection is refused too. Nothing is
+// left on the host.
+func TestMissingProtectedNamesCannotBeMade(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := hostRepo(t, u)
+			sub := hostRepo(t, u)
+			if err := os.Rename(sub, filepath.Join(dir, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			unshared(t, u, dir, "git config core.hooksPath .husky")
+			before := listing(t, dir)
+			var paths []string
+			for _, n := range missingNames {
+				paths = append(paths, n, "sub/"+n)
+			}
+			paths = append(paths, ".vscode/tasks.json", ".claude/settings.json", ".husky", ".husky/pre-commit",
+				".git/hooks/post-checkout", "sub/.git/hooks/post-checkout")
+			script := `for p in ` + strings.Join(paths, " ") + `; do echo "$p: $("$PROBE" make "$p")"; done
+for p in .mcp.json .bashrc; do if (echo x > "$p") 2>/dev/null; then echo "$p: redirection=ok"; else echo "$p: redirection=refused"; fi; done`
+			r := runWsh(t, u, dir, append([]string{"PROBE=" + probe, "HOME=" + workDir(t, u)}, jailEnv...), script)
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if r.status != 0 || len(lines) != len(paths)+2 {
+				t.Fatalf("status %d, %d attempts:\n%s%s", r.status, len(lines), r.stdout, r.stderr)
+			}
+			for _, l := range lines {
+				if strings.Contains(l, "=ok") {
+					t.Errorf("a command made a missing protected path: %s", l)
+				}
+			}
+			sameListing(t, dir, before, "the attempts", r)
+		})
+	}
+}

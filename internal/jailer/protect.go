@@ -31,14 +31,33 @@ var defaultProtected = []string{
 	".devcontainer", ".devcontainer.json",
 }
 
-// placeholderDirs are the protected names that wsh makes, where they are
-// missing in a project root, as an empty directory, which it protects: a
-// command cannot make them either. Only directories: an empty directory
-// where a program expects a file (.mcp.json, ~/.profile) breaks it.
-var placeholderDirs = map[string]bool{
-	".vscode": true, ".idea": true, ".claude": true, ".codex": true, ".agents": true, ".cursor": true,
-	".gemini": true, ".devcontainer": true,
+// placeholderNames are the protected names that wsh makes, where they
+// are missing in a project (placeholderFor), as an empty directory,
+// which it protects: a command cannot make them either. The names of
+// files too (nameFile): an empty directory is what git shows nothing of
+// (an empty file would be listed by git status, and added by git add -A
+// in the jail) and what every way to make the file is refused at
+// (EISDIR, EEXIST); a program in the jail that reads it finds a
+// directory. Not in a home: there a directory .gitconfig has git warn on
+// every command, and a .bash_profile of any kind keeps bash from
+// reading .profile. The names of more than one component (.config/fish)
+// are not made: their first directory would be one too.
+var placeholderNames = map[string]nameKind{
+	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
+	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir, ".bashrc.d": nameDir, ".ssh": nameDir,
+	".gitconfig": nameFile, ".bashrc": nameFile, ".bash_profile": nameFile, ".bash_login": nameFile,
+	".bash_logout": nameFile, ".profile": nameFile, ".zshrc": nameFile, ".zprofile": nameFile,
+	".zshenv": nameFile, ".zlogin": nameFile, ".zlogout": nameFile, ".bash_aliases": nameFile,
+	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
 }
+
+// A nameKind is what a protected name is, where it is there.
+type nameKind int
+
+const (
+	nameDir nameKind = iota + 1
+	nameFile
+)
 
 // A placeholder is what wsh makes where a protected path is missing.
 type placeholder int
@@ -210,7 +229,7 @@ func (pr *protection) add(path string, pin bool) {
 // protector knows the protected paths of a Jailer.
 type protector struct {
 	roots    []string      // the writable paths, where the protected paths lie
-	projects []string      // those where wsh makes missing placeholderDirs (not /tmp, $TMPDIR)
+	projects []string      // those where wsh makes missing placeholderNames (not /tmp, $TMPDIR)
 	names    []string      // relative to each base
 	absolute []string      // WSH_PROTECT's absolute paths
 	home     string        // the home, resolved: a base when it lies in a writable path
@@ -517,11 +536,7 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 			continue
 		}
 		for _, n := range p.names {
-			c := candidate{path: filepath.Join(b, n), base: b}
-			if placeholderDirs[n] && contains(p.projects, b) {
-				c.make = makeDir
-			}
-			add(c)
+			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
@@ -551,6 +566,33 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		}
 	}
 	return out, nil
+}
+
+// placeholderFor is what wsh makes where the protected name n is
+// missing in the base b: an empty directory for the default names, in a
+// project (the start directory, a WSH_WRITABLE path) and in a
+// repository in one (one level below, or one a command works in), but
+// not in /tmp, /var/tmp or $TMPDIR, which other users share, nor in a
+// directory of a project that is not a repository's, which no editor
+// opens as a project (every directory a command works in would get
+// them).
+func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
+	kind := placeholderNames[n]
+	switch {
+	case kind == 0, kind == nameFile && b == p.home:
+		return makeNone
+	case contains(p.projects, b):
+		return makeDir
+	}
+	for _, proj := range p.projects {
+		if under(b, proj) {
+			if _, err := pr.lstatOnce(filepath.Join(b, ".git")); err == nil {
+				return makeDir
+			}
+			break
+		}
+	}
+	return makeNone
 }
 
 // outermostRoot is the shortest writable path that holds path, or "".
@@ -753,7 +795,9 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		return nil, err
 	}
 	if hp := p.resolveHooksPath(base, localHP); hp != "" {
-		out = append(out, candidate{path: hp})
+		// Made, empty, where it is missing: else a command could make
+		// it, and plant the hooks git runs.
+		out = append(out, candidate{path: hp, make: makeDir})
 		out = append(out, p.hookLinks(hp, pr)...)
 		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
 			out = append(out, candidate{path: filepath.Dir(hp)})

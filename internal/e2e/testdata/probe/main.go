@@ -13,7 +13,8 @@
 //	probe create PATH    the errno of open(PATH, O_CREAT|O_EXCL)
 //	probe make PATH      the errno of each way to make PATH: write=
 //	                     (open O_CREAT|O_TRUNC), mkdir=, symlink=, rename=
-//	                     (of a file made in the working directory)
+//	                     (of a file made in PATH's directory), renamedir=
+//	                     (of a directory made there)
 //	probe kill PID       the errno of kill(PID, 0)
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
@@ -31,6 +32,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -132,11 +134,17 @@ func makeEach(path string) string {
 	try("write", err)
 	try("mkdir", unix.Mkdir(path, 0o755))
 	try("symlink", unix.Symlink("/tmp", path))
-	src := fmt.Sprintf(".probe-make-%d", os.Getpid())
+	src := filepath.Join(filepath.Dir(path), fmt.Sprintf(".probe-make-%d", os.Getpid()))
 	if err := os.WriteFile(src, []byte("planted\n"), 0o644); err != nil {
 		try("rename", err)
 	} else {
 		try("rename", unix.Rename(src, path))
+		os.Remove(src)
+	}
+	if err := os.Mkdir(src, 0o755); err != nil {
+		try("renamedir", err)
+	} else {
+		try("renamedir", unix.Rename(src, path))
 		os.Remove(src)
 	}
 	return strings.Join(out, " ")
