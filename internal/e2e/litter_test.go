@@ -187,18 +187,23 @@ func TestNothingLeftBehind(t *testing.T) {
 				sort.Strings(sorted)
 				sameListing(t, dir, strings.Join(sorted, "\n"), "a placeholder written to on the host", r)
 			})
-			t.Run("landlock rung", func(t *testing.T) {
-				dir := hostRepo(t, u)
-				before := listing(t, dir)
-				r := runHostile(t, u, dir, nil, cloneEPERM.arg, "sh -c true; sh -c true")
-				if r.status != 0 || !strings.Contains(r.stderr, "landlock rung") {
-					t.Fatalf("not on the landlock rung: status %d\n%s", r.status, r.stderr)
-				}
-				if strings.Contains(r.stderr, "a command made") {
-					t.Errorf("wsh blames a command for what it made:\n%s", r.stderr)
-				}
-				sameListing(t, dir, before, "the landlock rung", r)
-			})
+			// The landlock rung, where the clone was refused, and where
+			// the mount was (the full rung's init had started, and its
+			// protection was being found).
+			for _, m := range []hostileMode{cloneEPERM, mountEPERM} {
+				t.Run("landlock rung/"+m.name(), func(t *testing.T) {
+					dir := hostRepo(t, u)
+					before := listing(t, dir)
+					r := runHostile(t, u, dir, nil, m.arg, "sh -c true; sh -c true")
+					if r.status != 0 || !strings.Contains(r.stderr, "landlock rung") {
+						t.Fatalf("not on the landlock rung: status %d\n%s", r.status, r.stderr)
+					}
+					if strings.Contains(r.stderr, "a command made") {
+						t.Errorf("wsh blames a command for what it made:\n%s", r.stderr)
+					}
+					sameListing(t, dir, before, "the landlock rung", r)
+				})
+			}
 		})
 	}
 }
