@@ -83,7 +83,7 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 	if !made {
 		return fi, nil // the caller holds it as any path found there
 	}
-	f, st, err := ph.lockShared(path, fi)
+	f, st, _, err := ph.lockShared(path, fi)
 	if err != nil || f == nil {
 		// Removed or replaced as soon as made: by the user on the
 		// host, since no jail sees it yet. It is not wsh's then.
@@ -124,9 +124,9 @@ func (ph *placeholders) hold(path string, fi fs.FileInfo) (ok bool, err error) {
 	if held {
 		return true, nil
 	}
-	f, _, err := ph.lockShared(path, fi)
+	f, _, gone, err := ph.lockShared(path, fi)
 	if err != nil || f == nil {
-		return f != nil, err
+		return !gone, err
 	}
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
@@ -139,33 +139,35 @@ func (ph *placeholders) hold(path string, fi fs.FileInfo) (ok bool, err error) {
 }
 
 // lockShared opens path, which fi says is there, and takes a shared lock
-// on it. It returns a nil file when path is no longer fi's, or cannot be
-// opened by this user (another user's: its lock is not this run's to
-// take, and no placeholder of this user).
-func (ph *placeholders) lockShared(path string, fi fs.FileInfo) (*os.File, *unix.Stat_t, error) {
+// on it. gone says path is no longer fi's (removed or replaced
+// meanwhile). A nil file, not gone, is a path this user cannot open (of
+// another user's, or made unreadable): its lock is not this run's to
+// take, and no placeholder of this user's can be there (a placeholder
+// is read-only in every jail that binds it).
+func (ph *placeholders) lockShared(path string, fi fs.FileInfo) (f *os.File, st *unix.Stat_t, gone bool, err error) {
 	want, _ := fi.Sys().(*syscall.Stat_t)
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP), nil
 	}
-	f := os.NewFile(uintptr(fd), path)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || want == nil || uint64(st.Dev) != uint64(want.Dev) || st.Ino != want.Ino {
+	f = os.NewFile(uintptr(fd), path)
+	st = &unix.Stat_t{}
+	if unix.Fstat(fd, st) != nil || want == nil || uint64(st.Dev) != uint64(want.Dev) || st.Ino != want.Ino {
 		f.Close()
-		return nil, nil, nil
+		return nil, nil, true, nil
 	}
 	if err := flockShared(fd); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("cannot lock %s, a protected path (%v): another process holds it", path, unwrapErrno(err))
+		return nil, nil, false, fmt.Errorf("cannot lock %s, a protected path (%v): another process holds it", path, unwrapErrno(err))
 	}
-	// Removed under a lock of another run's removal just before this
+	// Removed under the lock of another run's removal just before this
 	// one got it: not there any more.
 	var now unix.Stat_t
-	if unix.Lstat(path, &now) != nil || statInode(&now) != statInode(&st) {
+	if unix.Lstat(path, &now) != nil || statInode(&now) != statInode(st) {
 		f.Close()
-		return nil, nil, nil
+		return nil, nil, true, nil
 	}
-	return f, &st, nil
+	return f, st, false, nil
 }
 
 // flockShared takes a shared lock on fd. An exclusive lock is held only
