@@ -5,10 +5,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -170,6 +172,29 @@ func TestNothingLeftBehind(t *testing.T) {
 					t.Errorf("wsh after SIGTERM: %v\n%s", b.cmd.ProcessState, r.stderr)
 				}
 				sameListing(t, dir, before, "SIGTERM to wsh", r)
+			})
+			t.Run("jail killed", func(t *testing.T) {
+				// The session's jail crashes (its init, wsh's child, is
+				// killed from outside) while a command runs in it; the
+				// next command gets a jail of its own.
+				dir := hostRepo(t, u)
+				before := listing(t, dir)
+				up := gate(t, "up")
+				b := startBg(t, u, dir, []string{"UP=" + up}, `sh -c 'echo up > "$UP"; exec sleep 100'; sh -c 'ls -a'`)
+				reached(t, b, up)
+				kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", b.cmd.Process.Pid, b.cmd.Process.Pid))
+				if err != nil || len(strings.Fields(string(kids))) == 0 {
+					t.Fatalf("wsh's children: %q %v", kids, err)
+				}
+				for _, k := range strings.Fields(string(kids)) {
+					pid, _ := strconv.Atoi(k)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				r := b.wait(t)
+				if !strings.Contains(r.stdout, ".claude\n") {
+					t.Fatalf("no command ran after the jail was killed: status %d\n%s%s", r.status, r.stdout, r.stderr)
+				}
+				sameListing(t, dir, before, "the session's jail killed", r)
 			})
 			t.Run("written on the host", func(t *testing.T) {
 				// An editor on the host saves into a placeholder during
