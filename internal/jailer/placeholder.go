@@ -21,13 +21,14 @@ import (
 // missing: a mount point must exist in the file system, and a directory
 // bound from the host has its entries on the host, so the jail cannot make
 // one of its own (docs/sandbox.md, "What wsh leaves in a project"). Each
-// is removed at the run's end while it is still empty and still the one
+// is removed at the run's end while it is still as wsh made it (empty,
+// or a commondir that names its gitdir) and still the one
 // wsh made (device, inode and ctime: a file written to, or a directory
 // where an entry was made, changed its ctime), unless another run's jail
 // still uses it.
 //
 // That other run is told by a lock on the placeholder's own inode: every
-// run holds a shared flock(2) on each protected directory and empty file
+// run holds a shared flock(2) on each protected directory and regular file
 // its jails bind (made by it or found there, since it cannot tell one
 // another run made from the user's own), from before its jail binds it to
 // the run's end; removal takes the exclusive lock, without waiting, and
@@ -104,7 +105,7 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 	return fi, nil
 }
 
-// hold takes a shared lock on path, a protected directory or empty file
+// hold takes a shared lock on path, a protected directory or regular file
 // that fi says is there, once for its inode in the run. ok is false when
 // path is no longer what fi says (removed or replaced meanwhile): the
 // caller looks again. An error is a lock that cannot be had: another
