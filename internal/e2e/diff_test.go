@@ -18,8 +18,11 @@ import (
 )
 
 // placeholders are what wsh makes in a start directory (docs/config.md,
-// the protected paths): a documented difference, not compared.
-var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".vscode"}
+// the protected paths), and removes when the run ends unless a job it
+// left still runs: a documented difference, not compared.
+var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".vscode",
+	".bashrc.d", ".ssh", ".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json"}
 
 // A run is what one shell gave for one script.
 type shellRun struct {

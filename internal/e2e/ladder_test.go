@@ -290,7 +290,7 @@ func TestLadderReviewTwo(t *testing.T) {
 			if r := runHostile(t, u, dir, nil, cloneEPERM.arg, "git init -q"); r.status != 0 {
 				t.Fatalf("setup: %d\n%s", r.status, r.stderr)
 			}
-			// wsh made .claude (a protected path that was missing).
+			mkdirOwned(t, u, filepath.Join(dir, ".claude"))
 			mkdirOwned(t, u, filepath.Join(dir, ".claude", "hooks"))
 			writeOwned(t, u, filepath.Join(dir, ".claude", "hooks", "fmt.sh"), "ok\n")
 			before, _ := os.ReadFile(filepath.Join(dir, ".git", "config"))

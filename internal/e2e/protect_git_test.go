@@ -144,21 +144,22 @@ func TestProtectedTooManyRepositories(t *testing.T) {
 }
 
 // TestProtectedMissingFileMade: a protected file that was missing, and
-// that wsh does not make (a placeholder would break the program that
-// reads it), is refused in process; a command in the jail can make it,
-// and wsh says so once, after the command.
+// that wsh does not make (a name WSH_PROTECT adds: wsh cannot tell what
+// a placeholder would break), is refused in process; a command in the
+// jail can make it, and wsh says so once, after the command.
 func TestProtectedMissingFileMade(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			dir := hostRepo(t, u)
-			r := runWsh(t, u, dir, jailEnv, `echo '{}' > .mcp.json; echo "in process $?"; sh -c 'echo "{}" > .mcp.json'; /bin/true`)
-			mcp := filepath.Join(dir, ".mcp.json")
-			if !strings.Contains(r.stdout, "in process 1") || strings.Count(r.stderr, "wsh: a command made "+mcp+", a protected path that was missing") != 1 {
-				t.Errorf("a missing .mcp.json made: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			env := append([]string{"WSH_PROTECT=.env"}, jailEnv...)
+			r := runWsh(t, u, dir, env, `echo 'K=1' > .env; echo "in process $?"; sh -c 'echo "K=1" > .env'; /bin/true`)
+			made := filepath.Join(dir, ".env")
+			if !strings.Contains(r.stdout, "in process 1") || strings.Count(r.stderr, "wsh: a command made "+made+", a protected path that was missing") != 1 {
+				t.Errorf("a missing .env made: status %d\n%s%s", r.status, r.stdout, r.stderr)
 			}
-			r = runWsh(t, u, dir, jailEnv, `/bin/true`)
+			r = runWsh(t, u, dir, env, `/bin/true`)
 			if strings.Contains(r.stderr, "a command made") {
-				t.Errorf("an existing .mcp.json is said to be made: %s", r.stderr)
+				t.Errorf("an existing .env is said to be made: %s", r.stderr)
 			}
 		})
 	}
@@ -265,9 +266,11 @@ func TestProtectedReview4(t *testing.T) {
 		{"a background job's file, at exit", -1, nil,
 			// Only builtins after the job: no later command's check sees
 			// the file; the Runner's Close must.
-			`sh -c 'echo {} > .mcp.json; sleep 100' & i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done`,
+			// (.config/fish: a name wsh makes no placeholder for, as its
+			// .config would be one too.)
+			`sh -c 'mkdir -p .config/fish; sleep 100' & i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done`,
 			func(t *testing.T, dir string, r result) {
-				if !strings.Contains(r.stderr, "wsh: a command made "+filepath.Join(dir, ".mcp.json")) {
+				if !strings.Contains(r.stderr, "wsh: a command made "+filepath.Join(dir, ".config/fish")) {
 					t.Errorf("the background job's .mcp.json is not said:\n%s", r.stderr)
 				}
 			}, ""},
@@ -435,7 +438,12 @@ func TestPlaceholderNotThroughASymlink(t *testing.T) {
 	swap := strings.ReplaceAll(strings.ReplaceAll(swapScript, `b"x"`, `b".git/modules/y"`), `b"xl"`, `b".git/modules/ylink"`)
 	swap = strings.Replace(swap, "end = ", "os.makedirs('.git/modules/y', exist_ok=True)\nopen('.git/modules/y/HEAD', 'w').write('ref: refs/heads/master\\n')\nos.symlink(sys.argv[2], '.git/modules/ylink')\nend = ", 1)
 	writeOwned(t, u, filepath.Join(dir, "swap.py"), swap)
-	runWsh(t, u, dir, jailEnv, `python3 swap.py 4 `+target+` & sleep 0.3; i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; wait`)
+	// Listed at the end of the run too: what wsh made there it would
+	// remove when the run ends.
+	r := runWsh(t, u, dir, jailEnv, `python3 swap.py 4 `+target+` & sleep 0.3; i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done; wait; ls -A `+target)
+	if r.stdout != "" {
+		t.Errorf("wsh made placeholders through the swapped symlink, in %s: %s", target, r.stdout)
+	}
 	if ents, _ := os.ReadDir(target); len(ents) > 0 {
 		var names []string
 		for _, e := range ents {

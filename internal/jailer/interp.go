@@ -134,6 +134,16 @@ func (j *Jailer) Close() error {
 			err = perr
 		}
 	}
+	// The placeholders wsh made go, once no jail binds them: a command
+	// still running (its jail's end is being waited for) keeps them, for
+	// the next run to remove.
+	j.waitCommands(j.KillTimeout + time.Second)
+	j.watchMu.Lock()
+	inUse := len(j.watching) > 0
+	j.watchMu.Unlock()
+	if j.protector != nil {
+		j.protector.ph.end(inUse)
+	}
 	j.terminals.restore()
 	j.releaseHome()
 	if j.fifoDir == "" || j.fifoDir == noFifoDir {

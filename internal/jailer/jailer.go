@@ -183,6 +183,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			}
 		}
 		hidden = append(append([]string(nil), hidden...), existingStates(environ, plan)...)
+		state := ""
+		if why == "" {
+			state = plan.State // made
+		}
+		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
 	}
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err
@@ -379,7 +384,7 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 		// fails its protect step), rather than one that leaves some
 		// writable.
 		Protection: func() ([]byte, error) {
-			prot, err := j.protector.protection(dir)
+			prot, err := j.protector.protection(dir, rung == proto.RungFull)
 			var b []byte
 			if err == nil {
 				b, err = proto.EncodeProtection(prot.pins, prot.paths)

@@ -32,14 +32,33 @@ var defaultProtected = []string{
 	".devcontainer", ".devcontainer.json",
 }
 
-// placeholderDirs are the protected names that wsh makes, where they are
-// missing in a project root, as an empty directory, which it protects: a
-// command cannot make them either. Only directories: an empty directory
-// where a program expects a file (.mcp.json, ~/.profile) breaks it.
-var placeholderDirs = map[string]bool{
-	".vscode": true, ".idea": true, ".claude": true, ".codex": true, ".agents": true, ".cursor": true,
-	".gemini": true, ".devcontainer": true,
+// placeholderNames are the protected names that wsh makes, where they
+// are missing in a project (placeholderFor), as an empty directory,
+// which it protects: a command cannot make them either. The names of
+// files too (nameFile): an empty directory is what git shows nothing of
+// (an empty file would be listed by git status, and added by git add -A
+// in the jail) and what every way to make the file is refused at
+// (EISDIR, EEXIST); a program in the jail that reads it finds a
+// directory. Not in a home: there a directory .gitconfig has git warn on
+// every command, and a .bash_profile of any kind keeps bash from
+// reading .profile. The names of more than one component (.config/fish)
+// are not made: their first directory would be one too.
+var placeholderNames = map[string]nameKind{
+	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
+	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir, ".bashrc.d": nameDir, ".ssh": nameDir,
+	".gitconfig": nameFile, ".bashrc": nameFile, ".bash_profile": nameFile, ".bash_login": nameFile,
+	".bash_logout": nameFile, ".profile": nameFile, ".zshrc": nameFile, ".zprofile": nameFile,
+	".zshenv": nameFile, ".zlogin": nameFile, ".zlogout": nameFile, ".bash_aliases": nameFile,
+	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
 }
+
+// A nameKind is what a protected name is, where it is there.
+type nameKind int
+
+const (
+	nameDir nameKind = iota + 1
+	nameFile
+)
 
 // A placeholder is what wsh makes where a protected path is missing.
 type placeholder int
@@ -79,6 +98,9 @@ type protection struct {
 	// targets: a command can point them elsewhere, and wsh says so after.
 	links map[string]string
 	err   error // the first reason the protection cannot be made
+	// mounts says the jail makes the paths read-only (the full rung):
+	// wsh makes the missing ones it makes, and holds what it finds.
+	mounts bool
 	// stamps, on the rungs without mounts (where the paths cannot be made
 	// read-only), are the protected paths' change stamps before the
 	// command: wsh says after it which changed.
@@ -207,12 +229,13 @@ func (pr *protection) add(path string, pin bool) {
 
 // protector knows the protected paths of a Jailer.
 type protector struct {
-	roots    []string // the writable paths, where the protected paths lie
-	projects []string // those where wsh makes missing placeholderDirs (not /tmp, $TMPDIR)
-	names    []string // relative to each base
-	absolute []string // WSH_PROTECT's absolute paths
-	home     string   // the home, resolved: a base when it lies in a writable path
-	gitCfg   []string // the git config files beside a repository's own (system, global)
+	roots    []string      // the writable paths, where the protected paths lie
+	projects []string      // those where wsh makes missing placeholderNames (not /tmp, $TMPDIR)
+	names    []string      // relative to each base
+	absolute []string      // WSH_PROTECT's absolute paths
+	home     string        // the home, resolved: a base when it lies in a writable path
+	gitCfg   []string      // the git config files beside a repository's own (system, global)
+	ph       *placeholders // what wsh made, and the locks it holds; nil: none made
 
 	mu      sync.Mutex
 	repos   map[string]repoCache // a project root's subdirectories
@@ -394,7 +417,7 @@ func (p *protector) resolve(path string, out *protection) (string, error) {
 // the start directory and WSH_WRITABLE; extra is WSH_PROTECT; environ
 // gives the home and the global git config.
 func newProtector(roots, projects, extra, environ []string) *protector {
-	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...)}
+	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...), ph: newPlaceholders("", nil)}
 	tmp, _ := lookupEnvOK(environ, "TMPDIR")
 	if t, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = t
@@ -514,11 +537,7 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 			continue
 		}
 		for _, n := range p.names {
-			c := candidate{path: filepath.Join(b, n), base: b}
-			if placeholderDirs[n] && contains(p.projects, b) {
-				c.make = makeDir
-			}
-			add(c)
+			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
@@ -548,6 +567,33 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		}
 	}
 	return out, nil
+}
+
+// placeholderFor is what wsh makes where the protected name n is
+// missing in the base b: an empty directory for the default names, in a
+// project (the start directory, a WSH_WRITABLE path) and in a
+// repository in one (one level below, or one a command works in), but
+// not in /tmp, /var/tmp or $TMPDIR, which other users share, nor in a
+// directory of a project that is not a repository's, which no editor
+// opens as a project (every directory a command works in would get
+// them).
+func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
+	kind := placeholderNames[n]
+	switch {
+	case kind == 0, kind == nameFile && b == p.home:
+		return makeNone
+	case contains(p.projects, b):
+		return makeDir
+	}
+	for _, proj := range p.projects {
+		if under(b, proj) {
+			if _, err := pr.lstatOnce(filepath.Join(b, ".git")); err == nil {
+				return makeDir
+			}
+			break
+		}
+	}
+	return makeNone
 }
 
 // outermostRoot is the shortest writable path that holds path, or "".
@@ -750,7 +796,9 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		return nil, err
 	}
 	if hp := p.resolveHooksPath(base, localHP); hp != "" {
-		out = append(out, candidate{path: hp})
+		// Made, empty, where it is missing: else a command could make
+		// it, and plant the hooks git runs.
+		out = append(out, candidate{path: hp, make: makeDir})
 		out = append(out, p.hookLinks(hp, pr)...)
 		if filepath.Base(hp) == "_" && filepath.Base(filepath.Dir(hp)) == ".husky" {
 			out = append(out, candidate{path: filepath.Dir(hp)})
@@ -995,8 +1043,14 @@ func globalGitConfigs(environ []string) []string {
 // component that is a symlink ends the walk: its target, beneath a
 // writable path, is protected where it lies (a symlink cannot be a mount
 // point).
-func (p *protector) protection(dir string) (protection, error) {
-	var out protection
+//
+// With mounts (the full rung) it makes the missing ones that wsh makes,
+// and holds every protected directory and empty file it finds (see
+// placeholders); without (the lower rungs, where a placeholder protects
+// nothing) it makes none, and a missing path is said after a command
+// made it, as any other.
+func (p *protector) protection(dir string, mounts bool) (protection, error) {
+	out := protection{mounts: mounts}
 	cs, err := p.candidates(dir, &out)
 	if err != nil {
 		return out, err
@@ -1040,8 +1094,8 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 		next := filepath.Join(cur, c)
 		last := i == len(parts)-1
 		fi, err := out.lstatOnce(next)
-		if errors.Is(err, fs.ErrNotExist) && last && makePlaceholder(next, make) == nil {
-			fi, err = os.Lstat(next)
+		if last && out.mounts {
+			fi, err = p.settle(next, make, fi, err)
 			out.lstat[next] = lstatResult{fi, err}
 		}
 		switch {
@@ -1099,13 +1153,16 @@ func makePlaceholder(path string, make placeholder) error {
 	if make == makeCommondir {
 		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
 		// ".", and git reads both as the gitdir itself.
-		_, err = f.WriteString("./\n")
+		_, err = f.WriteString(commondirSelf)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// commondirSelf is the commondir wsh makes: the gitdir itself.
+const commondirSelf = "./\n"
 
 // protected reports whether real, a resolved path, is or lies beneath a
 // protected path.

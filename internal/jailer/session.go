@@ -244,7 +244,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		return out, nil, false
 	}
 	protectionOf := func(d string) (protection, bool) {
-		prot, perr := j.protector.protection(d)
+		prot, perr := j.protector.protection(d, sj.rung == proto.RungFull)
 		if perr != nil {
 			// As in a command's own jail: no jail rather than one that
 			// leaves a protected path writable.

@@ -152,7 +152,11 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		return nil, startFailed(st.err, req.Spec.Rung, req.Spec.HostNetwork)
 	}
 	defer rd.Close()
-	go sendProtection(ctx, prot, req)
+	protSent := make(chan struct{})
+	go func() {
+		defer close(protSent)
+		sendProtection(ctx, prot, req)
+	}()
 	cio.start()
 	b := readSentinel(rd, nil)
 	if r, ok := proto.DecodeReport(b); ok || len(b) > 0 {
@@ -160,6 +164,11 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		ours.Close()
 		state, _ := p.Wait()
 		close(gone)
+		// The protection is found to its end (the init is gone: the
+		// write ends) before the caller goes on, as Run does: else
+		// what it makes (placeholders) would be made as the next rung's
+		// jail is, which would take them for a command's.
+		<-protSent
 		cio.wait(exitGrace)
 		out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
 		if ok {

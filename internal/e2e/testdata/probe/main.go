@@ -11,6 +11,10 @@
 //
 //	probe fds            the open descriptors, scanned with fcntl(F_GETFD)
 //	probe create PATH    the errno of open(PATH, O_CREAT|O_EXCL)
+//	probe make PATH      the errno of each way to make PATH: write=
+//	                     (open O_CREAT|O_TRUNC), mkdir=, symlink=, rename=
+//	                     (of a file made in PATH's directory), renamedir=
+//	                     (of a directory made there)
 //	probe kill PID       the errno of kill(PID, 0)
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
@@ -28,6 +32,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -54,6 +59,8 @@ func main() {
 	switch arg := strings.Join(os.Args[2:], " "); os.Args[1] {
 	case "create":
 		fmt.Println(errnoName(create(arg)))
+	case "make":
+		fmt.Println(makeEach(arg))
 	case "kill":
 		pid, err := strconv.Atoi(arg)
 		if err != nil {
@@ -110,6 +117,35 @@ func openFDs() string {
 			s += "=" + target
 		}
 		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+// makeEach tries every way to make path and says what each gave; what
+// one made stays (the test reads the host).
+func makeEach(path string) string {
+	var out []string
+	try := func(way string, err error) { out = append(out, way+"="+errnoName(err)) }
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		unix.Write(fd, []byte("planted\n"))
+		unix.Close(fd)
+	}
+	try("write", err)
+	try("mkdir", unix.Mkdir(path, 0o755))
+	try("symlink", unix.Symlink("/tmp", path))
+	src := filepath.Join(filepath.Dir(path), fmt.Sprintf(".probe-make-%d", os.Getpid()))
+	if err := os.WriteFile(src, []byte("planted\n"), 0o644); err != nil {
+		try("rename", err)
+	} else {
+		try("rename", unix.Rename(src, path))
+		os.Remove(src)
+	}
+	if err := os.Mkdir(src, 0o755); err != nil {
+		try("renamedir", err)
+	} else {
+		try("renamedir", unix.Rename(src, path))
+		os.Remove(src)
 	}
 	return strings.Join(out, " ")
 }
