@@ -314,12 +314,11 @@ for p in .vscode .vscode/tasks.json .claude/settings.json .git/commondir .git/co
 }
 
 // missingNames are the protected names wsh makes where they are missing
-// in a project: the agents' and editors' files and directories, the rc
-// files, .gitmodules.
+// in a project: the agents' and editors' files and directories,
+// .mcp.json, .gitmodules.
 var missingNames = []string{
-	".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini", ".devcontainer", ".bashrc.d", ".ssh",
-	".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
-	".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json",
+	".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini", ".devcontainer",
+	".gitmodules", ".mcp.json", ".devcontainer.json",
 }
 
 // TestMissingProtectedNamesCannotBeMade: no command can make a missing

@@ -34,21 +34,21 @@ var defaultProtected = []string{
 
 // placeholderNames are the protected names that wsh makes, where they
 // are missing in a project (placeholderFor), as an empty directory,
-// which it protects: a command cannot make them either. The names of
-// files too (nameFile): an empty directory is what git shows nothing of
-// (an empty file would be listed by git status, and added by git add -A
-// in the jail) and what every way to make the file is refused at
-// (EISDIR, EEXIST); a program in the jail that reads it finds a
-// directory. Not in a home: there a directory .gitconfig has git warn on
-// every command, and a .bash_profile of any kind keeps bash from
-// reading .profile. The names of more than one component (.config/fish)
-// are not made: their first directory would be one too.
+// which it protects: a command cannot make them either. These are the
+// names a project's tools act on: editors' and agents' settings,
+// .mcp.json, .gitmodules. The names of files too (nameFile): an empty
+// directory is what git shows nothing of (an empty file would be listed
+// by git status, and added by git add -A in the jail) and what every way
+// to make the file is refused at (EISDIR, EEXIST); a program in the jail
+// that reads it finds a directory. The home's names (.bashrc, .profile,
+// .ssh, .gitconfig) are not made: in a project nothing runs them, so
+// they would only be more entries in every listing of it, and in a
+// home a .bash_profile of any kind keeps bash from reading .profile.
+// The names of more than one component (.config/fish) are not made:
+// their first directory would be one too.
 var placeholderNames = map[string]nameKind{
 	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
-	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir, ".bashrc.d": nameDir, ".ssh": nameDir,
-	".gitconfig": nameFile, ".bashrc": nameFile, ".bash_profile": nameFile, ".bash_login": nameFile,
-	".bash_logout": nameFile, ".profile": nameFile, ".zshrc": nameFile, ".zprofile": nameFile,
-	".zshenv": nameFile, ".zlogin": nameFile, ".zlogout": nameFile, ".bash_aliases": nameFile,
+	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir,
 	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
 }
 
