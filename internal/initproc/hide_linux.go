@@ -90,6 +90,12 @@ func (st *setupState) findHidden(id proto.PathID) (where string, fst unix.Stat_t
 	if errors.Is(err, unix.ELOOP) && (noID || st.shownFromHome(filepath.Dir(id.Path))) {
 		fd, where, err = openFollowing(id.Path)
 		noID = true // what it leads to has no identity recorded
+		if errors.Is(err, unix.ELOOP) {
+			// Through a magic link (/proc/self/root/...) or a loop:
+			// where it leads cannot be told, so it cannot be covered
+			// there. The jail fails rather than leave it uncovered.
+			return where, fst, false, err
+		}
 	}
 	if err == nil {
 		err = unix.Fstat(fd, &fst)
