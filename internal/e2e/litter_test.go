@@ -64,6 +64,25 @@ func startBg(t *testing.T, u user, dir string, env []string, script string) *bgW
 	return b
 }
 
+// startBgVia is startBg, with wsh started through the program via and its
+// arguments, which exec wsh's own argv after them.
+func startBgVia(t *testing.T, u user, dir string, env []string, script string, via ...string) *bgWsh {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	b := &bgWsh{done: make(chan struct{}), cancel: cancel}
+	b.cmd = wshCmd(ctx, u, dir, append(append([]string(nil), jailEnv...), env...), "-c", script)
+	b.cmd.Path, b.cmd.Args = via[0], append(append([]string(nil), via...), b.cmd.Args...)
+	b.cmd.Args[len(via)] = wshBin
+	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errb
+	if err := b.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() { b.cmd.Wait(); close(b.done) }()
+	t.Cleanup(func() { b.cmd.Process.Kill(); <-b.done; cancel() })
+	return b
+}
+
 // wait waits for b's end and returns what it gave.
 func (b *bgWsh) wait(t *testing.T) result {
 	t.Helper()
@@ -212,6 +231,21 @@ func TestNothingLeftBehind(t *testing.T) {
 				sort.Strings(sorted)
 				sameListing(t, dir, strings.Join(sorted, "\n"), "a placeholder written to on the host", r)
 			})
+			t.Run("chmod on the host", func(t *testing.T) {
+				// chmod -R of the project on the host during the run
+				// changes every placeholder's ctime, and nothing else
+				// of them: they are still wsh's, and go.
+				dir := hostRepo(t, u)
+				before := listing(t, dir)
+				up, goOn := gate(t, "up"), gate(t, "go")
+				b := startBg(t, u, dir, []string{"UP=" + up, "GO=" + goOn}, `sh -c 'echo up > "$UP"; read x < "$GO"'`)
+				reached(t, b, up)
+				if out, err := exec.Command("chmod", "-R", "g+w", dir).CombinedOutput(); err != nil {
+					t.Fatalf("chmod: %v\n%s", err, out)
+				}
+				release(t, b, goOn)
+				sameListing(t, dir, before, "chmod -R on the host during the run", b.wait(t))
+			})
 			// The landlock rung, where the clone was refused, and where
 			// the mount was (the full rung's init had started, and its
 			// protection was being found).
@@ -359,4 +393,49 @@ for p in .mcp.json .bashrc; do if (echo x > "$p") 2>/dev/null; then echo "$p: re
 			sameListing(t, dir, before, "the attempts", r)
 		})
 	}
+}
+
+// TestPlaceholderSharedAcrossUsers: a run of root with umask 077 makes the
+// placeholders in a project another user works in too; that user's run,
+// started meanwhile, can open and hold them (wsh gives them their mode
+// whatever the umask), so the first run's end keeps them, and the second
+// run's commands still cannot make the names. The first user's next run
+// removes them.
+func TestPlaceholderSharedAcrossUsers(t *testing.T) {
+	probe := probeBin(t)
+	dir := hostRepo(t, root)
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, dir)
+	upA, goA, upB, goB := gate(t, "upA"), gate(t, "goA"), gate(t, "upB"), gate(t, "goB")
+	// As a shell with umask 077 starts it.
+	homeA, homeB := "HOME="+workDir(t, root), "HOME="+workDir(t, unprivileged)
+	a := startBgVia(t, root, dir, []string{"UP=" + upA, "GO=" + goA, homeA}, `sh -c 'echo up > "$UP"; read x < "$GO"'`,
+		"/bin/sh", "-c", `umask 077; exec "$0" "$@"`)
+	reached(t, a, upA)
+	b := startBg(t, unprivileged, dir, []string{"UP=" + upB, "GO=" + goB, "PROBE=" + probe, homeB},
+		`sh -c 'echo up > "$UP"; read x < "$GO"
+for p in .vscode .vscode/tasks.json .mcp.json; do echo "$p: $("$PROBE" make $p)"; done'`)
+	reached(t, b, upB)
+	release(t, a, goA)
+	if r := a.wait(t); r.status != 0 {
+		t.Fatalf("root's run: status %d\n%s", r.status, r.stderr)
+	}
+	release(t, b, goB)
+	r := b.wait(t)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.status != 0 || len(lines) != 3 {
+		t.Fatalf("the second user's run: status %d\n%s%s", r.status, r.stdout, r.stderr)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "=ok") {
+			t.Errorf("after root's run ended, a command of the second user made a protected path: %s", l)
+		}
+	}
+	mustJail(t, root, t.TempDir(), []string{homeA}, "true") // root's next run
+	sameListing(t, dir, before, "two users' runs, then root's next", r)
 }

@@ -89,21 +89,19 @@ func (l *ledger) add(m madePlaceholder) error {
 }
 
 func formatEntry(m madePlaceholder) string {
-	return fmt.Sprintf("%d %d %d %d %s\n", m.id.dev, m.id.ino, m.ctime.Sec, m.ctime.Nsec, strconv.Quote(m.path))
+	return fmt.Sprintf("%d %d %s\n", m.id.dev, m.id.ino, strconv.Quote(m.path))
 }
 
 func parseEntry(line string) (madePlaceholder, bool) {
 	var m madePlaceholder
-	f := strings.SplitN(line, " ", 5)
-	if len(f) != 5 {
+	f := strings.SplitN(line, " ", 3)
+	if len(f) != 3 {
 		return m, false
 	}
-	var err [5]error
+	var err [3]error
 	m.id.dev, err[0] = strconv.ParseUint(f[0], 10, 64)
 	m.id.ino, err[1] = strconv.ParseUint(f[1], 10, 64)
-	m.ctime.Sec, err[2] = strconv.ParseInt(f[2], 10, 64)
-	m.ctime.Nsec, err[3] = strconv.ParseInt(f[3], 10, 64)
-	m.path, err[4] = strconv.Unquote(f[4])
+	m.path, err[2] = strconv.Unquote(f[2])
 	return m, errors.Join(err[:]...) == nil && filepath.IsAbs(m.path)
 }
 

@@ -22,10 +22,9 @@ import (
 // bound from the host has its entries on the host, so the jail cannot make
 // one of its own (docs/sandbox.md, "What wsh leaves in a project"). Each
 // is removed at the run's end while it is still as wsh made it (empty,
-// or a commondir that names its gitdir) and still the one
-// wsh made (device, inode and ctime: a file written to, or a directory
-// where an entry was made, changed its ctime), unless another run's jail
-// still uses it.
+// or a commondir that names its gitdir: what it holds, not its ctime,
+// which a chmod -R of the project changes) and still the one wsh made
+// (device and inode), unless another run's jail still uses it.
 //
 // That other run is told by a lock on the placeholder's own inode: every
 // run holds a shared flock(2) on each protected directory and regular file
@@ -51,9 +50,8 @@ type inode struct{ dev, ino uint64 }
 
 // A madePlaceholder is one placeholder this run made.
 type madePlaceholder struct {
-	path  string
-	id    inode
-	ctime unix.Timespec
+	path string
+	id   inode
 }
 
 func statInode(st *unix.Stat_t) inode { return inode{uint64(st.Dev), st.Ino} }
@@ -90,7 +88,7 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 		// host, since no jail sees it yet. It is not wsh's then.
 		return fi, err
 	}
-	m := madePlaceholder{path: path, id: statInode(st), ctime: st.Ctim}
+	m := madePlaceholder{path: path, id: statInode(st)}
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	if old := ph.held[m.id]; old != nil {
@@ -223,7 +221,7 @@ const (
 )
 
 // removePlaceholder removes m if f, open on it, can be locked exclusively
-// now, is still m (inode and ctime), still at m's path (its directory
+// now, is still m (its inode), still at m's path (its directory
 // opened without following a symlink), and empty.
 func removePlaceholder(m madePlaceholder, f *os.File) removal {
 	if f == nil {
@@ -237,7 +235,7 @@ func removePlaceholder(m madePlaceholder, f *os.File) removal {
 	if unix.Fstat(fd, &st) != nil || st.Nlink == 0 {
 		return placeholderRemoved
 	}
-	if statInode(&st) != m.id || st.Ctim != m.ctime {
+	if statInode(&st) != m.id {
 		return placeholderKept
 	}
 	dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
@@ -264,7 +262,7 @@ func removePlaceholder(m madePlaceholder, f *os.File) removal {
 	flag := 0
 	if dir {
 		flag = unix.AT_REMOVEDIR // refused if an entry was made meanwhile
-	} else if unix.Fstat(fd, &st) != nil || !asMade(fd, st.Size) || st.Ctim != m.ctime {
+	} else if unix.Fstat(fd, &st) != nil || !asMade(fd, st.Size) {
 		return placeholderKept
 	}
 	if unix.Unlinkat(pfd, name, flag) != nil {

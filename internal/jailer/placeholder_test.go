@@ -78,7 +78,7 @@ func TestLedgerSweepsGoneRunsOnly(t *testing.T) {
 	if err := unix.Lstat(p, &st); err != nil {
 		t.Fatal(err)
 	}
-	line := formatEntry(madePlaceholder{path: p, id: statInode(&st), ctime: st.Ctim})
+	line := formatEntry(madePlaceholder{path: p, id: statInode(&st)})
 	start, err := startTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)

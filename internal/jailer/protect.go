@@ -1129,6 +1129,14 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 // makePlaceholder makes path as make says, in its directory opened
 // without following any symlink: a command that swaps a directory on the
 // way for a symlink cannot have wsh make the placeholder elsewhere.
+// everyoneReads gives the placeholder fd its mode whatever the umask: any
+// other user's run in the same project must be able to open it, to hold
+// its shared lock (placeholders.hold), or the run that made it would
+// remove it under that run's read-only mount.
+func everyoneReads(fd int, mode uint32) error {
+	return unix.Fchmod(fd, mode)
+}
+
 func makePlaceholder(path string, make placeholder) error {
 	if make == makeNone {
 		return fs.ErrNotExist
@@ -1143,14 +1151,23 @@ func makePlaceholder(path string, make placeholder) error {
 	defer unix.Close(dfd)
 	name := filepath.Base(path)
 	if make == makeDir {
-		return unix.Mkdirat(dfd, name, 0o755)
+		if err := unix.Mkdirat(dfd, name, 0o755); err != nil {
+			return err
+		}
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return everyoneReads(fd, 0o755)
 	}
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), path)
-	if make == makeCommondir {
+	err = everyoneReads(fd, 0o644)
+	if err == nil && make == makeCommondir {
 		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
 		// ".", and git reads both as the gitdir itself.
 		_, err = f.WriteString(commondirSelf)
