@@ -99,9 +99,12 @@ func TestGroundDoesNotMove(t *testing.T) {
 // TestHiddenPathCannotBeMovedAway: a hidden file's directory cannot be
 // moved away with a directory above it that lies above a writable path's
 // bind (the start directory's parent, a WSH_WRITABLE path's), so the next
-// run, with the same setting, cannot read it where it went. The control:
-// unconfined, in a throwaway namespace, the same rename succeeds and the
-// file is there to read where it went.
+// run, with the same setting, cannot read it where it went. In the full
+// jail the directory is pinned (EBUSY); on the landlock rung the
+// directories above a hidden path are granted entry by entry, so no
+// entry of them can be removed (EACCES). The control: unconfined, in a
+// throwaway namespace, the same rename succeeds and the file is there to
+// read where it went.
 func TestHiddenPathCannotBeMovedAway(t *testing.T) {
 	cases := []struct {
 		name, start, hide, from, to string
@@ -112,36 +115,77 @@ func TestHiddenPathCannotBeMovedAway(t *testing.T) {
 			env: func(base string) []string { return []string{"WSH_WRITABLE=" + filepath.Join(base, "a", "w")} }},
 	}
 	for _, u := range users {
-		for _, c := range cases {
-			t.Run(u.name+"/"+c.name, func(t *testing.T) {
-				gc := groundCase{dirs: []string{filepath.Dir(filepath.Dir(c.hide)), filepath.Dir(c.hide)},
-					files: map[string]string{c.hide: "HOST-SECRET\n"}, from: c.from, to: c.to}
-				base := groundLayout(t, u, gc)
-				same := append(append([]string(nil), jailEnv...), "WSH_HIDE="+filepath.Join(base, c.hide), "HOME="+workDir(t, u))
-				env := same
-				if c.env != nil {
-					env = append(append([]string(nil), same...), c.env(base)...)
-				}
-				r := runWsh(t, u, filepath.Join(base, c.start), env, "/bin/sh -c "+shQuote(groundScript(base, gc)))
-				if !strings.Contains(r.stderr, "Device or resource busy") {
-					t.Errorf("the rename of %s was not refused with EBUSY: status %d\n%s%s", c.from, r.status, r.stdout, r.stderr)
-				}
-				went := filepath.Join(base, c.to, strings.TrimPrefix(c.hide, c.from+"/"))
-				// The next run: the same WSH_HIDE, no other setting (a
-				// WSH_WRITABLE moved away would stop it before any command).
-				next := runWsh(t, u, base, same, "/bin/cat "+shQuote(went)+"; read x < "+shQuote(went)+"; echo \"$x\"; echo done")
-				if strings.Contains(next.stdout, "SECRET") || !strings.Contains(next.stdout, "done") {
-					t.Errorf("the next run, with the same WSH_HIDE, read the hidden file where it went (%s):\n%s", went, next.stdout)
-				}
+		for _, rg := range groundRungs {
+			for _, c := range cases {
+				t.Run(u.name+"/"+rg.name+"/"+c.name, func(t *testing.T) {
+					gc := groundCase{dirs: []string{filepath.Dir(filepath.Dir(c.hide)), filepath.Dir(c.hide)},
+						files: map[string]string{c.hide: "HOST-SECRET\n"}, from: c.from, to: c.to}
+					base := groundLayout(t, u, gc)
+					same := append(append([]string(nil), rg.env...), "WSH_HIDE="+filepath.Join(base, c.hide), "HOME="+workDir(t, u))
+					env := same
+					if c.env != nil {
+						env = append(append([]string(nil), same...), c.env(base)...)
+					}
+					r := rg.run(t, u, filepath.Join(base, c.start), env, "/bin/sh -c "+shQuote(groundScript(base, gc)))
+					if !strings.Contains(r.stderr, rg.refused) {
+						t.Errorf("the rename of %s was not refused (%s): status %d\n%s%s", c.from, rg.refused, r.status, r.stdout, r.stderr)
+					}
+					went := filepath.Join(base, c.to, strings.TrimPrefix(c.hide, c.from+"/"))
+					// The next run: the same WSH_HIDE, no other setting (a
+					// WSH_WRITABLE moved away would stop it before any command).
+					next := rg.run(t, u, base, same, "/bin/cat "+shQuote(went)+"; read x < "+shQuote(went)+"; echo \"$x\"; echo done")
+					if strings.Contains(next.stdout, "SECRET") || !strings.Contains(next.stdout, "done") {
+						t.Errorf("the next run, with the same WSH_HIDE, read the hidden file where it went (%s):\n%s", went, next.stdout)
+					}
 
-				ctl := groundLayout(t, u, gc)
-				out := unconfined(t, u, ctl, "/bin/sh", "-c", groundScript(ctl, gc))
-				wentCtl := filepath.Join(ctl, c.to, strings.TrimPrefix(c.hide, c.from+"/"))
-				if b, err := os.ReadFile(wentCtl); err != nil || string(b) != "HOST-SECRET\n" {
-					t.Fatalf("control: the same rename, unconfined, did not move the hidden file to %s (%v), so this test could not see it:\n%s", wentCtl, err, out)
-				}
-			})
+					ctl := groundLayout(t, u, gc)
+					out := unconfined(t, u, ctl, "/bin/sh", "-c", groundScript(ctl, gc))
+					wentCtl := filepath.Join(ctl, c.to, strings.TrimPrefix(c.hide, c.from+"/"))
+					if b, err := os.ReadFile(wentCtl); err != nil || string(b) != "HOST-SECRET\n" {
+						t.Fatalf("control: the same rename, unconfined, did not move the hidden file to %s (%v), so this test could not see it:\n%s", wentCtl, err, out)
+					}
+				})
+			}
 		}
+	}
+}
+
+// A groundRung is a rung the rename attacks run on: how wsh is run
+// there, and the refusal of the rename that the rung gives.
+type groundRung struct {
+	name, refused string
+	env           []string
+	run           func(t *testing.T, u user, dir string, env []string, script string) result
+}
+
+var groundRungs = []groundRung{
+	{"full", "Device or resource busy", jailEnv, runWsh},
+	{"landlock", "Permission denied", []string{"WSH_REQUIRE_SANDBOX=landlock"},
+		func(t *testing.T, u user, dir string, env []string, script string) result {
+			t.Helper()
+			return runHostile(t, u, dir, env, cloneEPERM.arg, script)
+		}},
+}
+
+// TestGroundOnLandlockIsSaid: on the landlock rung (no mounts, so no
+// pins) a directory above the start directory, in the writable /tmp, can
+// be renamed, and the project's path made again; the protected paths are
+// not read-only on that rung anyway, and wsh says after the command that
+// the project's .vscode and .mcp.json changed, as for any write to them.
+func TestGroundOnLandlockIsSaid(t *testing.T) {
+	c := groundCases[0]
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			base := groundLayout(t, u, c)
+			env := []string{"WSH_REQUIRE_SANDBOX=landlock", "HOME=" + workDir(t, u)}
+			r := groundRungs[1].run(t, u, filepath.Join(base, c.start), env, "/bin/sh -c "+shQuote(groundScript(base, c)))
+			for _, f := range c.plant {
+				name := filepath.Join(base, strings.TrimSuffix(f, "/tasks.json"))
+				if !strings.Contains(r.stderr, "a command changed "+name+", a protected path") {
+					t.Errorf("wsh did not say that %s changed (the host shows: %s):\n%s%s", name, groundMoved(t, base, c), r.stdout, r.stderr)
+				}
+			}
+		})
 	}
 }
 
