@@ -59,6 +59,14 @@ var groundCases = []groundCase{
 		from:  "mono/packages", to: "mono/old",
 		plant: []string{"mono/packages/web/.vscode/tasks.json", "mono/packages/web/.mcp.json"},
 	},
+	{
+		// $TMPDIR's bind, in the writable /tmp, moved with its parent.
+		name:  "TMPDIR's parent",
+		dirs:  []string{"proj", "t", "t/tmp"},
+		start: "proj",
+		env:   func(base string) []string { return []string{"TMPDIR=" + filepath.Join(base, "t", "tmp")} },
+		from:  "t", to: "moved",
+	},
 }
 
 // TestGroundDoesNotMove: the rename is refused (EBUSY, as mv reads it
