@@ -17,9 +17,11 @@ import (
 // and an empty mode-000 file of it over each hidden file, so nothing in the
 // jail can read them (EACCES). What is covered is what the jail shows at
 // the hidden path now (findHidden). First every directory above a covered
-// path, up to the mount it lies in, is bound onto itself (pinned): a mount
-// point cannot be renamed, so no command can move a hidden path's parent
-// away, with the hidden file in it, and read it where it went.
+// path that a command could rename, up to /, is bound onto itself
+// (pinned, pinAncestors): a mount point cannot be renamed, so no command
+// can move a hidden path's parent away, with the hidden file in it, and
+// read it where it went (in this jail, or in the next, which covers the
+// hidden path where it was, not where it went).
 func hide(st *setupState) error {
 	var found []string
 	var ids []proto.PathID
@@ -153,12 +155,17 @@ func (st *setupState) shownFromHome(dir string) bool {
 }
 
 // pinAncestors binds each directory above path onto itself, from the top
-// down, up to the root of the mount it lies in, where that mount is
-// writable: a directory of a read-only mount cannot be renamed anyway, and
-// a mount point cannot at all.
+// down, where a command could rename it: in a writable mount, and not the
+// root of a mount (a directory of a read-only mount cannot be renamed, nor
+// can a mount point in the namespace it is mounted in: EBUSY). The walk
+// goes on past the roots of mounts, up to /: the start directory bound at
+// /tmp/w/proj is a mount point, but /tmp/w above it, in the writable /tmp,
+// is not, and moving /tmp/w would move the bind, and all beneath it, with
+// it. A directory pinned already ends the walk: what is above it was
+// walked when it was pinned.
 func (st *setupState) pinAncestors(path string) error {
 	var up []string
-	for d := filepath.Dir(path); d != "/"; d = filepath.Dir(d) {
+	for d := filepath.Dir(path); d != "/" && !contains(st.pinned, d); d = filepath.Dir(d) {
 		fd, err := proto.OpenNoSymlinks(d)
 		if err != nil {
 			return err
@@ -168,15 +175,11 @@ func (st *setupState) pinAncestors(path string) error {
 		if err != nil {
 			return &os.PathError{Op: "statx", Path: d, Err: err}
 		}
-		if root || ro {
-			break
+		if !root && !ro {
+			up = append(up, d)
 		}
-		up = append(up, d)
 	}
 	for i := len(up) - 1; i >= 0; i-- {
-		if contains(st.pinned, up[i]) {
-			continue
-		}
 		if err := pinDir(up[i]); err != nil {
 			return err
 		}

@@ -98,6 +98,27 @@ func placeWritable(st *setupState) error {
 			return err
 		}
 	}
+	return st.pinGround()
+}
+
+// pinGround pins (pinAncestors) every directory above each writable path
+// and above the copy-on-write home that a command could rename: the start
+// directory /tmp/w/proj is a mount point in the jail, but /tmp/w, in the
+// writable /tmp, is not. Moved, it would take the jail's mounts beneath
+// it with it (the read-only protected paths, the covers of the hidden
+// ones), and a command could make the start directory's path again, with
+// its own .vscode/tasks.json, for the host to find there. Once per jail
+// (a session's: once per session), after the writable paths are placed
+// and before anything is mounted beneath them.
+func (st *setupState) pinGround() error {
+	for _, id := range st.spec.Writable {
+		if err := st.pinAncestors(id.Path); err != nil {
+			return err
+		}
+	}
+	if st.spec.Home.Path != "" {
+		return st.pinAncestors(st.spec.Home.Path)
+	}
 	return nil
 }
 
