@@ -70,6 +70,25 @@ func TestProtectedNotInHidden(t *testing.T) {
 				t.Errorf("wsh changed a directory outside the writable paths:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
+		t.Run(u.name+"/another user's directory in a writable path", func(t *testing.T) {
+			dir := workDir(t, u)
+			// Of another uid (root's for uid 65534, 65534's for root),
+			// in /tmp: no command of u's can make an entry there (the
+			// jail's root has no capability), so neither does wsh.
+			other := user{"other", nobody}
+			if u.uid >= 0 {
+				other = root
+			}
+			home := workDir(t, other)
+			os.Chmod(home, 0o755)
+			theirs := gitdirLike(t, other, home, "gd")
+			before := treeStamp(t, theirs)
+			env := append([]string{"PLANT=a=" + theirs, "THEIRS=" + theirs}, jailEnv...)
+			mi := mustRun(t, u, dir, env, `! mkdir "$THEIRS/hooks" 2>/dev/null && `+plantGitFiles)
+			if after := treeStamp(t, theirs); after != before {
+				t.Errorf("wsh made entries in another user's gitdir:\nbefore:\n%s\nafter:\n%s\n%s", before, after, mi)
+			}
+		})
 		t.Run(u.name+"/in the project (control)", func(t *testing.T) {
 			dir := workDir(t, u)
 			store := gitdirLike(t, u, dir, "store")

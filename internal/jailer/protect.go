@@ -1153,7 +1153,9 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 
 // makePlaceholder makes path as make says, in its directory opened
 // without following any symlink: a command that swaps a directory on the
-// way for a symlink cannot have wsh make the placeholder elsewhere.
+// way for a symlink cannot have wsh make the placeholder elsewhere. It
+// makes none where a command could not make path itself
+// (unprivilegedWritable): there it protects nothing.
 func makePlaceholder(path string, make placeholder) error {
 	if make == makeNone {
 		return fs.ErrNotExist
@@ -1166,6 +1168,13 @@ func makePlaceholder(path string, make placeholder) error {
 		return err
 	}
 	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil {
+		return err
+	}
+	if !unprivilegedWritable(&st) {
+		return unix.EACCES
+	}
 	name := filepath.Base(path)
 	if make == makeDir {
 		return unix.Mkdirat(dfd, name, 0o755)

@@ -2,7 +2,12 @@
 
 package jailer
 
-import "path/filepath"
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
 
 // What wsh protects, it protects where a command can write: a placeholder
 // is made, a protected path bound read-only, and a directory pinned only
@@ -71,4 +76,40 @@ func (p *protector) mayFollow(dir string, pr *protection) bool {
 		return false
 	}
 	return !pr.hides(r)
+}
+
+// unprivilegedWritable reports whether this process could make an entry
+// in the directory st is by its mode alone, as a command in the jail,
+// which has no capability, can. For root it is the test the kernel skips
+// (CAP_DAC_OVERRIDE): wsh as root would otherwise make placeholders in
+// another user's directory in /tmp that a .git file a command planted
+// names, where no command could write. For other users the kernel's own
+// check (ACLs included) is the one that counts: mkdirat answers it.
+func unprivilegedWritable(st *unix.Stat_t) bool {
+	if os.Geteuid() != 0 {
+		return true
+	}
+	const wx = 0o3 // write and search, in each class of the mode
+	switch {
+	case st.Uid == 0:
+		return st.Mode>>6&wx == wx
+	case inGroup(st.Gid):
+		return st.Mode>>3&wx == wx
+	}
+	return st.Mode&wx == wx
+}
+
+// inGroup reports whether gid is this process's group or one of its
+// supplementary groups.
+func inGroup(gid uint32) bool {
+	if int(gid) == os.Getegid() {
+		return true
+	}
+	groups, _ := os.Getgroups()
+	for _, g := range groups {
+		if uint32(g) == gid {
+			return true
+		}
+	}
+	return false
 }
