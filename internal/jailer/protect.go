@@ -183,6 +183,9 @@ func (pr *protection) noteMissing(path string) {
 }
 
 func (pr *protection) watch(link, target string) {
+	if pr.hides(link) {
+		return // no command can change it, and its name is not to be said
+	}
 	if pr.links == nil {
 		pr.links = map[string]string{}
 	}
