@@ -193,6 +193,8 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	j.policy.protector = j.protector
+	// Nothing is protected in a hidden path: the hide covers it.
+	j.protector.hidden = j.policy.hiddenPaths
 	if !cfg.NoSandbox {
 		if d, err := filepath.EvalSymlinks(dir); err == nil && j.policy.hiddenName(d) {
 			// The jail would cover it: no command could start there.

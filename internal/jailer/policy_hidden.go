@@ -225,6 +225,16 @@ func (p *policy) hiddenNow() []proto.PathID {
 	return ids
 }
 
+// hiddenPaths are the paths of hiddenNow: what the protector keeps out
+// of (protect_hidden.go).
+func (p *policy) hiddenPaths() []string {
+	var out []string
+	for _, id := range p.hiddenNow() {
+		out = append(out, id.Path)
+	}
+	return out
+}
+
 func (p *policy) mayLearn(r string) bool {
 	if r == "/" || !filepath.IsAbs(r) {
 		return false

@@ -98,6 +98,10 @@ type protection struct {
 	// targets: a command can point them elsewhere, and wsh says so after.
 	links map[string]string
 	err   error // the first reason the protection cannot be made
+	// hidden are the hidden paths, as written and resolved, when the
+	// candidates were found: nothing beneath them is protected
+	// (protect_hidden.go).
+	hidden []string
 	// mounts says the jail makes the paths read-only (the full rung):
 	// wsh makes the missing ones it makes, and holds what it finds.
 	mounts bool
@@ -179,6 +183,9 @@ func (pr *protection) noteMissing(path string) {
 }
 
 func (pr *protection) watch(link, target string) {
+	if pr.hides(link) {
+		return // no command can change it, and its name is not to be said
+	}
 	if pr.links == nil {
 		pr.links = map[string]string{}
 	}
@@ -236,6 +243,10 @@ type protector struct {
 	home     string        // the home, resolved: a base when it lies in a writable path
 	gitCfg   []string      // the git config files beside a repository's own (system, global)
 	ph       *placeholders // what wsh made, and the locks it holds; nil: none made
+
+	// hidden gives the hidden paths now (nil: none), in which nothing
+	// is protected (protect_hidden.go).
+	hidden func() []string
 
 	mu      sync.Mutex
 	repos   map[string]repoCache // a project root's subdirectories
@@ -452,7 +463,7 @@ func newProtector(roots, projects, extra, environ []string) *protector {
 func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 	out := append(append([]string(nil), p.roots...), p.projects...)
 	add := func(d string) {
-		if !contains(out, d) {
+		if !contains(out, d) && !pr.hides(d) {
 			out = append(out, d)
 		}
 	}
@@ -484,6 +495,9 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 	// existing clone) is a repository the host's git status goes into.
 	n := 0
 	for i := 0; i < len(out); i++ {
+		if pr.hides(out[i]) {
+			continue // a writable path that is hidden: nothing in it is read
+		}
 		subs, err := gitmodules(filepath.Join(out[i], ".gitmodules"))
 		if err != nil {
 			return nil, p.unlessBenign(err, out[i])
@@ -508,8 +522,11 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) {
 	var out []candidate
 	seen := map[string]int{}
+	pr.hidden = p.hiddenPlaces()
 	add := func(c candidate) {
-		if p.rootOf(c.path) == "" {
+		// Only in the writable paths, and not in a hidden one: wsh
+		// protects only where a command can write (protect_hidden.go).
+		if p.rootOf(c.path) == "" || pr.hides(c.path) {
 			return
 		}
 		if i, ok := seen[c.path]; ok {
@@ -533,7 +550,7 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		return nil, err
 	}
 	for _, b := range bases {
-		if p.rootOf(b) == "" {
+		if p.rootOf(b) == "" || pr.hides(b) {
 			continue
 		}
 		for _, n := range p.names {
@@ -658,6 +675,11 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 	default:
 		return nil, nil
 	}
+	if !p.mayFollow(gitdir, pr) {
+		// A gitdir in a hidden path: covered in every jail, so nothing
+		// of it is read, made or bound (protect_hidden.go).
+		return out, nil
+	}
 	n, budget := 0, maxModuleDirs
 	localHP := global // core.hooksPath: the repository's own, else the global one
 	var addGitdir func(dir string, depth int) error
@@ -677,7 +699,10 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		own := makeCommondir
 		common := dir
 		if c, ok := readCommondir(dir); ok {
-			own, common = makeNone, c // a worktree's: it names the main gitdir
+			own = makeNone // a worktree's: it names the main gitdir
+			if p.mayFollow(c, pr) {
+				common = c // not a hidden one, covered in every jail
+			}
 		}
 		// git reads config.worktree only with extensions.worktreeConfig,
 		// which only the (protected) config sets; but the user's own git
@@ -1070,6 +1095,9 @@ func (p *protector) protection(dir string, mounts bool) (protection, error) {
 // in a writable path, is protected there, and the symlink itself is
 // watched (a command can point it elsewhere: wsh says so after).
 func (p *protector) walk(path, root string, make placeholder, out *protection) {
+	if out.hides(path) {
+		return // where a symlink led: covered in every jail
+	}
 	if _, err := out.lstatOnce(filepath.Join(root, ".git")); err != nil {
 		out.fail(p.unlessBenign(err, root))
 	} else if w := p.outermostRoot(root); w != "" {
@@ -1126,9 +1154,6 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 	}
 }
 
-// makePlaceholder makes path as make says, in its directory opened
-// without following any symlink: a command that swaps a directory on the
-// way for a symlink cannot have wsh make the placeholder elsewhere.
 // everyoneReads gives the placeholder fd its mode whatever the umask: any
 // other user's run in the same project must be able to open it, to hold
 // its shared lock (placeholders.hold), or the run that made it would
@@ -1137,6 +1162,11 @@ func everyoneReads(fd int, mode uint32) error {
 	return unix.Fchmod(fd, mode)
 }
 
+// makePlaceholder makes path as make says, in its directory opened
+// without following any symlink: a command that swaps a directory on the
+// way for a symlink cannot have wsh make the placeholder elsewhere. It
+// makes none where a command could not make path itself
+// (unprivilegedWritable): there it protects nothing.
 func makePlaceholder(path string, make placeholder) error {
 	if make == makeNone {
 		return fs.ErrNotExist
@@ -1149,6 +1179,13 @@ func makePlaceholder(path string, make placeholder) error {
 		return err
 	}
 	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil {
+		return err
+	}
+	if !unprivilegedWritable(&st) {
+		return unix.EACCES
+	}
 	name := filepath.Base(path)
 	if make == makeDir {
 		if err := unix.Mkdirat(dfd, name, 0o755); err != nil {
