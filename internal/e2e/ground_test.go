@@ -105,7 +105,7 @@ func TestGroundStartDirRedirected(t *testing.T) {
 	}
 }
 
-func TestGroundTmpdirRedirected(t *testing.T) {
+func TestGroundTmpdirRedirected(t *testing.T) { // and WSH_WRITABLE
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			h := newGroundHome(t, u)
@@ -118,6 +118,9 @@ func TestGroundTmpdirRedirected(t *testing.T) {
 			before := listing(t, h.bin)
 			r := runWsh(t, u, workDir(t, u), append([]string{"TMPDIR=" + tmp, "W=" + tmp}, h.env...), plantCargo)
 			wantRefused(t, r, h.bin, before, "wsh: refusing to start: TMPDIR "+tmp+" goes through the symlink "+tmp+" (-> "+h.bin+")")
+			// The same symlink named in WSH_WRITABLE.
+			r = runWsh(t, u, workDir(t, u), append([]string{"WSH_WRITABLE=" + tmp, "W=" + tmp}, h.env...), plantCargo)
+			wantRefused(t, r, h.bin, before, "wsh: refusing to start: the WSH_WRITABLE path "+tmp+" goes through the symlink "+tmp+" (-> "+h.bin+")")
 		})
 	}
 }

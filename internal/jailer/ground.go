@@ -26,7 +26,7 @@ import (
 // user keeps in the home itself (~/work -> /data/work), in / or in a
 // system directory is not. And whatever the path resolves to, it must not
 // be a directory the host runs programs from (a directory of PATH, the
-// home's tool and startup directories), nor hold one of the home's.
+// home's tool directories), nor hold one of the home's.
 
 // ground is what the check needs to know of the host, resolved once.
 type ground struct {
@@ -34,16 +34,15 @@ type ground struct {
 	shared   []string // /tmp, /var/tmp and $TMPDIR, resolved
 	writable []string // WSH_WRITABLE, resolved
 	pathDirs []string // the absolute directories of PATH, resolved
-	homeCode []string // the home's tool and startup directories, as named and resolved
+	homeCode []string // the home's tool directories, as named and resolved
 }
 
-// homeCodeDirs are the directories of the home whose programs the host
-// runs: the tool directories PATH usually holds, and the startup
-// directories a login or a desktop session reads.
-var homeCodeDirs = []string{
-	".cargo/bin", "go/bin", ".local/bin", "bin",
-	".config/autostart", ".config/systemd", ".config/environment.d", ".bashrc.d", ".config/fish", ".ssh",
-}
+// homeCodeDirs are the tool directories of the home, whose programs the
+// host runs: PATH usually lists them, or will once they exist (a profile
+// adds ~/.local/bin and ~/bin then). The startup files and directories
+// (~/.config/systemd, ~/.ssh) are protected names instead (protect.go):
+// wsh may start in ~/.config.
+var homeCodeDirs = []string{".cargo/bin", "go/bin", ".local/bin", "bin"}
 
 func newGround(environ, writable []string) ground {
 	g := ground{writable: writable}
@@ -72,8 +71,9 @@ func newGround(environ, writable []string) ground {
 			addReal(&g.homeCode, filepath.Join(h, d))
 		}
 	}
-	for _, d := range []string{env("GOBIN"), env("CARGO_HOME") + "/bin"} {
-		addReal(&g.homeCode, d)
+	addReal(&g.homeCode, env("GOBIN"))
+	if c := env("CARGO_HOME"); c != "" {
+		addReal(&g.homeCode, filepath.Join(c, "bin"))
 	}
 	for _, d := range filepath.SplitList(env("GOPATH")) {
 		addReal(&g.homeCode, filepath.Join(d, "bin"))
@@ -152,11 +152,11 @@ func (g ground) runsPrograms(real string) string {
 	for _, d := range g.homeCode {
 		switch {
 		case under(real, d):
-			return in(d, "a tool or startup directory of the home")
+			return in(d, "a tool directory of the home")
 		case under(d, real) && (g.home == "" || !under(g.home, real)):
 			// The home itself, named in WSH_WRITABLE, is the user's
 			// choice of a writable home, tool directories and all.
-			return "holds " + d + ", a tool or startup directory of the home"
+			return "holds " + d + ", a tool directory of the home"
 		}
 	}
 	return ""
@@ -223,7 +223,8 @@ func checkGround(given, resolved []string, dir string, environ []string) error {
 		}
 	}
 	env, _ := lookupEnvOK(environ, "WSH_WRITABLE")
-	for _, p := range append(append([]string(nil), given...), filepath.SplitList(env)...) {
+	// As spelled in the environment first: config.Load gave cfg resolved.
+	for _, p := range append(filepath.SplitList(env), given...) {
 		if r, err := filepath.EvalSymlinks(p); err != nil || !contains(resolved, r) {
 			continue
 		}

@@ -64,9 +64,9 @@ func TestGroundRule(t *testing.T) {
 		{"P/proj", true, "goes through the symlink " + root + "/P/proj (-> " + root + "/H/.cargo/bin), which lies in " + root + "/P, a directory a run started in it makes writable"},
 		{"P/rel", false, "goes through the symlink " + root + "/P/rel (-> real)"},
 		{"H/src/tools", true, "goes through the symlink " + root + "/H/src/tools"},
-		{"H/bin2", true, "resolves to " + root + "/H/.cargo/bin, which is a tool or startup directory of the home"},
-		{"H/.cargo/bin", true, "is a tool or startup directory of the home; wsh never makes writable"},
-		{"H/.cargo", false, "holds " + root + "/H/.cargo/bin, a tool or startup directory of the home"},
+		{"H/bin2", true, "resolves to " + root + "/H/.cargo/bin, which is a tool directory of the home"},
+		{"H/.cargo/bin", true, "is a tool directory of the home; wsh never makes writable"},
+		{"H/.cargo", false, "holds " + root + "/H/.cargo/bin, a tool directory of the home"},
 		{"H/.cargo", true, "holds " + root + "/H/.cargo/bin"},
 		{"H/.local", false, "holds " + root + "/H/.local/bin"}, // before it exists
 		{"P/tools/bin/sub", false, "lies in " + root + "/P/tools/bin, a directory of PATH"},
