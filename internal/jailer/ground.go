@@ -62,7 +62,11 @@ func newGround(environ, writable []string) ground {
 	}
 	if h := env("HOME"); filepath.IsAbs(h) {
 		g.home, _ = filepath.EvalSymlinks(h)
-		for _, d := range homeCodeDirs {
+		dirs := homeCodeDirs
+		if systemDirs[g.home] || systemDirs[filepath.Clean(h)] {
+			dirs = nil // HOME=/: its bin is the system's
+		}
+		for _, d := range dirs {
 			for _, base := range []string{filepath.Clean(h), g.home} {
 				if base != "" && !contains(g.homeCode, filepath.Join(base, d)) {
 					g.homeCode = append(g.homeCode, filepath.Join(base, d))
