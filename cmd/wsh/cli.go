@@ -244,6 +244,11 @@ func capitalize(s string) string {
 }
 
 func configError(stderr io.Writer, err error) int {
+	if _, ok := errors.AsType[*config.GroundError](err); ok {
+		// No command may run there: a jail that cannot be made.
+		fmt.Fprintf(stderr, "wsh: %v\n", err)
+		return 126
+	}
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		fmt.Fprintf(stderr, "wsh: configuration: %v\n", err)

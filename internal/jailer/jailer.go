@@ -130,6 +130,7 @@ func (j *Jailer) Config() config.Config { return j.cfg }
 // in, which is writable in the jail along with /tmp, $TMPDIR (from environ,
 // when it exists) and cfg.Writable. The one warning goes to warn.
 func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) (*Jailer, error) {
+	given := cfg.Writable // Validate resolves a copy
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -140,6 +141,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		// Re-executed as a jail's init, this program would run its own
 		// main again, in the jail, and no command would ever run.
 		return nil, proto.ErrNoInit
+	}
+	if !cfg.NoSandbox {
+		if err := checkGround(given, cfg.Writable, dir, environ); err != nil {
+			return nil, err
+		}
 	}
 	w, startWhy, err := writableAndWhy(cfg, dir, environ)
 	if err != nil {

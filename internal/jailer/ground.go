@@ -1,0 +1,240 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"wsh/config"
+)
+
+// A run starts on real ground: wsh makes its start directory, $TMPDIR and
+// the WSH_WRITABLE paths writable, and makes its placeholders in them, so
+// it first checks that none of them was laid by an earlier run's command.
+// A command can write only in its run's writable paths (the home is
+// copy-on-write), so it can rename a project away and leave a symlink in
+// its place (to ~/.cargo/bin, say) only in a directory that could have
+// been one: /tmp, /var/tmp, $TMPDIR, a WSH_WRITABLE path, or any
+// directory wsh would make writable as a start directory, which is every
+// directory but the system's, the home itself and the ones above it. A
+// symlink there, on the way to a writable path, is refused; a symlink the
+// user keeps in the home itself (~/work -> /data/work), in / or in a
+// system directory is not. And whatever the path resolves to, it must not
+// be a directory the host runs programs from (a directory of PATH, the
+// home's tool directories), nor hold one of the home's.
+
+// ground is what the check needs to know of the host, resolved once.
+type ground struct {
+	home     string   // resolved, or ""
+	shared   []string // /tmp, /var/tmp and $TMPDIR, resolved
+	writable []string // WSH_WRITABLE, resolved
+	pathDirs []string // the absolute directories of PATH, resolved
+	homeCode []string // the home's tool directories, as named and resolved
+}
+
+// homeCodeDirs are the tool directories of the home, whose programs the
+// host runs: PATH usually lists them, or will once they exist (a profile
+// adds ~/.local/bin and ~/bin then). The startup files and directories
+// (~/.config/systemd, ~/.ssh) are protected names instead (protect.go):
+// wsh may start in ~/.config.
+var homeCodeDirs = []string{".cargo/bin", "go/bin", ".local/bin", "bin"}
+
+func newGround(environ, writable []string) ground {
+	g := ground{writable: writable}
+	env := func(k string) string { v, _ := lookupEnvOK(environ, k); return v }
+	addReal := func(l *[]string, p string) {
+		if filepath.IsAbs(p) {
+			if r, err := filepath.EvalSymlinks(p); err == nil && !contains(*l, r) {
+				*l = append(*l, r)
+			}
+		}
+	}
+	for _, t := range []string{"/tmp", "/var/tmp", env("TMPDIR")} {
+		addReal(&g.shared, t)
+	}
+	for _, d := range filepath.SplitList(env("PATH")) {
+		addReal(&g.pathDirs, d)
+	}
+	if h := env("HOME"); filepath.IsAbs(h) {
+		g.home, _ = filepath.EvalSymlinks(h)
+		dirs := homeCodeDirs
+		if systemDirs[g.home] || systemDirs[filepath.Clean(h)] {
+			dirs = nil // HOME=/: its bin is the system's
+		}
+		for _, d := range dirs {
+			for _, base := range []string{filepath.Clean(h), g.home} {
+				if base != "" && !contains(g.homeCode, filepath.Join(base, d)) {
+					g.homeCode = append(g.homeCode, filepath.Join(base, d))
+				}
+			}
+			addReal(&g.homeCode, filepath.Join(h, d))
+		}
+	}
+	addReal(&g.homeCode, env("GOBIN"))
+	if c := env("CARGO_HOME"); c != "" {
+		addReal(&g.homeCode, filepath.Join(c, "bin"))
+	}
+	for _, d := range filepath.SplitList(env("GOPATH")) {
+		addReal(&g.homeCode, filepath.Join(d, "bin"))
+	}
+	return g
+}
+
+// check returns a *config.GroundError when p, the path named what, is not
+// ground to start on; nil when it is, or when it cannot be resolved (which
+// the caller reports as it did before). byDefault says p is writable only
+// when wsh would choose it (the start directory, $TMPDIR): one it would
+// not choose (a system directory, the home) is not made writable, so it
+// is not checked for what it holds.
+func (g ground) check(what, p string, byDefault bool) error {
+	links, real, err := linksOn(p)
+	if err != nil {
+		return nil
+	}
+	for _, l := range links {
+		if in := g.jailWritable(filepath.Dir(l.at)); in != "" {
+			return &config.GroundError{What: what, Path: p, Why: "goes through the symlink " + l.at + " (-> " + l.to + "), which lies in " +
+				in + ", where a jailed command can make one; wsh never makes a path writable through a symlink a command could have made"}
+		}
+	}
+	if byDefault && notWritableByDefault(real, g.home) != "" {
+		return nil
+	}
+	if why := g.runsPrograms(real); why != "" {
+		if real != p {
+			why = "resolves to " + real + ", which " + why
+		}
+		return &config.GroundError{What: what, Path: p, Why: why + "; wsh never makes writable a directory the host runs programs from"}
+	}
+	return nil
+}
+
+// jailWritable says where dir, a resolved directory, lies that a jailed
+// command of some run could write, or "".
+func (g ground) jailWritable(dir string) string {
+	in := func(root, what string) string {
+		if dir == root {
+			return root + ", " + what
+		}
+		return dir + " (in " + root + ", " + what + ")"
+	}
+	for _, s := range g.shared {
+		if under(dir, s) {
+			return in(s, "a temporary directory")
+		}
+	}
+	for _, w := range g.writable {
+		if under(dir, w) {
+			return in(w, "named in WSH_WRITABLE")
+		}
+	}
+	if notWritableByDefault(dir, g.home) == "" {
+		return dir + ", a directory a run started in it makes writable"
+	}
+	return ""
+}
+
+// runsPrograms says why real, a resolved path, is where the host runs
+// programs from, or "".
+func (g ground) runsPrograms(real string) string {
+	in := func(d, what string) string {
+		if real == d {
+			return "is " + what
+		}
+		return "lies in " + d + ", " + what
+	}
+	for _, d := range g.pathDirs {
+		if d != "/" && (g.home == "" || !under(g.home, d)) && under(real, d) {
+			return in(d, "a directory of PATH")
+		}
+	}
+	for _, d := range g.homeCode {
+		switch {
+		case under(real, d):
+			return in(d, "a tool directory of the home")
+		case under(d, real) && (g.home == "" || !under(g.home, real)):
+			// The home itself, named in WSH_WRITABLE, is the user's
+			// choice of a writable home, tool directories and all.
+			return "holds " + d + ", a tool directory of the home"
+		}
+	}
+	return ""
+}
+
+// A link is a symlink met on the way to a path: where it is (its
+// directory resolved) and what it holds.
+type link struct{ at, to string }
+
+// linksOn resolves p, an absolute path, as the kernel would, and returns
+// every symlink it goes through, in order, and the resolved path.
+func linksOn(p string) (links []link, real string, err error) {
+	if !filepath.IsAbs(p) {
+		return nil, "", errors.New(p + " is not absolute")
+	}
+	rest, cur := strings.Split(p, "/"), "/"
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return nil, "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(links) == 255 {
+			return nil, "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return nil, "", err
+		}
+		links = append(links, link{next, to})
+		if filepath.IsAbs(to) {
+			cur = "/"
+		}
+		rest = append(strings.Split(to, "/"), rest...)
+	}
+	return links, cur, nil
+}
+
+// checkGround checks the start directory dir, $TMPDIR and the WSH_WRITABLE
+// paths, as given: cfg.Writable as the caller gave it, and WSH_WRITABLE as
+// environ spells it where it is what cfg holds (config.Load has resolved
+// them). resolved is cfg.Writable validated.
+func checkGround(given, resolved []string, dir string, environ []string) error {
+	g := newGround(environ, resolved)
+	if err := g.check("the start directory", dir, true); err != nil {
+		return err
+	}
+	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
+		if err := g.check("TMPDIR", t, true); err != nil {
+			return err
+		}
+	}
+	env, _ := lookupEnvOK(environ, "WSH_WRITABLE")
+	// As spelled in the environment first: config.Load gave cfg resolved.
+	for _, p := range append(filepath.SplitList(env), given...) {
+		if r, err := filepath.EvalSymlinks(p); err != nil || !contains(resolved, r) {
+			continue
+		}
+		if err := g.check("the WSH_WRITABLE path", p, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
