@@ -324,11 +324,11 @@ func (p *protector) settle(path string, make placeholder, fi fs.FileInfo, err er
 		if err != nil {
 			return fi, err
 		}
-		ok, err := p.ph.hold(path, fi)
-		if err != nil || ok {
-			return fi, err
+		ok, herr := p.ph.hold(path, fi)
+		if herr != nil || ok {
+			return fi, herr
 		}
-		fi, err = os.Lstat(path)
+		fi, err = os.Lstat(path) // not there any more: made again above
 	}
 	return nil, fmt.Errorf("%s changes as wsh looks at it", path)
 }

@@ -3,7 +3,9 @@
 package jailer
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +95,27 @@ func TestLedgerSweepsGoneRunsOnly(t *testing.T) {
 	newPlaceholders(ledgerDir, nil)
 	if _, err := os.Lstat(p); err == nil {
 		t.Errorf("a placeholder of a run that is gone was not removed")
+	}
+}
+
+// TestSettleAPathGoneMeanwhile: a protected path found, then removed (by
+// another run ending, or the user) before wsh holds it, is looked at
+// again, and, missing where wsh makes nothing, is said missing: wsh does
+// not hold what is not there (it panicked on it, with several runs in one
+// project).
+func TestSettleAPathGoneMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(other) // what was found there, before it went
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &protector{ph: newPlaceholders(t.TempDir(), nil)}
+	got, err := p.settle(filepath.Join(dir, ".vscode"), makeNone, fi, nil)
+	if got != nil || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("settle of a path gone meanwhile: %v, %v; want nothing there", got, err)
 	}
 }
