@@ -92,10 +92,21 @@ func newGround(environ, writable []string) ground {
 // not choose (a system directory, the home) is not made writable, so it
 // is not checked for what it holds.
 func (g ground) check(what, p string, byDefault bool) error {
+	_, err := g.checkReal(what, p, byDefault)
+	return err
+}
+
+// checkReal is check, and p resolved by the walk that was checked ("" where
+// p cannot be resolved).
+func (g ground) checkReal(what, p string, byDefault bool) (string, error) {
 	links, real, err := linksOn(p)
 	if err != nil {
-		return nil
+		return "", nil
 	}
+	return real, g.checkLinks(what, p, links, real, byDefault)
+}
+
+func (g ground) checkLinks(what, p string, links []link, real string, byDefault bool) error {
 	for _, l := range links {
 		if in := g.jailWritable(filepath.Dir(l.at)); in != "" {
 			return &config.GroundError{What: what, Path: p, Why: "goes through the symlink " + l.at + " (-> " + l.to + "), which lies in " +
@@ -213,28 +224,65 @@ func linksOn(p string) (links []link, real string, err error) {
 }
 
 // checkGround checks the start directory dir, $TMPDIR and the WSH_WRITABLE
-// paths, as given: cfg.Writable as the caller gave it, and WSH_WRITABLE as
-// environ spells it where it is what cfg holds (config.Load has resolved
-// them). resolved is cfg.Writable validated.
-func checkGround(given, resolved []string, dir string, environ []string) error {
+// paths, and returns the start directory's and $TMPDIR's resolutions as
+// checked, by the path as given: the caller makes writable what was
+// checked, not a second resolution, which a command of another run could
+// have changed in between (a directory swapped for a symlink and back).
+// given is cfg.Writable as the caller gave it, resolved is cfg.Writable
+// validated (the same entries, in order); WSH_WRITABLE as environ spells
+// it is checked too where it is what cfg holds (config.Load has resolved
+// it). A WSH_WRITABLE path that resolves now to another path than it did
+// when it was validated changed as wsh started: refused. Whatever its
+// spelling, each path made writable must not be where the host runs
+// programs from.
+func checkGround(given, resolved []string, dir string, environ []string) (map[string]string, error) {
 	g := newGround(environ, resolved)
-	if err := g.check("the start directory", dir, true); err != nil {
-		return err
+	real := map[string]string{}
+	r, err := g.checkReal("the start directory", dir, true)
+	if err != nil {
+		return nil, err
 	}
+	real[dir] = r
 	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
-		if err := g.check("TMPDIR", t, true); err != nil {
-			return err
+		if r, err = g.checkReal("TMPDIR", t, true); err != nil {
+			return nil, err
+		}
+		real[t] = r
+	}
+	for i, p := range given {
+		if i >= len(resolved) {
+			break
+		}
+		if err := g.checkWritable(p, resolved[i], true); err != nil {
+			return nil, err
 		}
 	}
+	// As spelled in the environment: config.Load gave cfg resolved. An
+	// embedder's cfg need not be the environment's, so a spelling that
+	// leads elsewhere is not cfg's, and is passed over; cfg's own paths
+	// were checked above, where they lead, whatever their spelling.
 	env, _ := lookupEnvOK(environ, "WSH_WRITABLE")
-	// As spelled in the environment first: config.Load gave cfg resolved.
-	for _, p := range append(filepath.SplitList(env), given...) {
-		if r, err := filepath.EvalSymlinks(p); err != nil || !contains(resolved, r) {
-			continue
-		}
-		if err := g.check("the WSH_WRITABLE path", p, false); err != nil {
-			return err
+	for _, p := range filepath.SplitList(env) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && contains(resolved, r) {
+			if err := g.checkWritable(p, r, false); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return nil
+	return real, nil
+}
+
+// checkWritable checks the WSH_WRITABLE path p, which resolved to
+// resolved when it was validated. strict: p is that very entry, so if it
+// leads elsewhere now it changed as wsh started, and is refused.
+func (g ground) checkWritable(p, resolved string, strict bool) error {
+	links, now, err := linksOn(p)
+	if err != nil || now != resolved {
+		if !strict {
+			return nil
+		}
+		return &config.GroundError{What: "the WSH_WRITABLE path", Path: p, Why: "resolved to " + resolved +
+			" and now does not: it changed as wsh started; wsh never makes writable a path it did not check"}
+	}
+	return g.checkLinks("the WSH_WRITABLE path", p, links, now, false)
 }

@@ -120,16 +120,60 @@ func TestGroundFromEnviron(t *testing.T) {
 		t.Errorf("PATH's directories %q, the temporary ones %q", g.pathDirs, g.shared)
 	}
 	w := []string{root + "/data/work"}
-	err := checkGround(nil, w, root+"/data/work", append(environ, "WSH_WRITABLE="+root+"/S/hop"))
+	_, err := checkGround(nil, w, root+"/data/work", append(environ, "WSH_WRITABLE="+root+"/S/hop"))
 	if err == nil || !strings.Contains(err.Error(), "the WSH_WRITABLE path "+root+"/S/hop goes through the symlink") {
 		t.Errorf("WSH_WRITABLE through a symlink in TMPDIR: %v", err)
 	}
-	err = checkGround([]string{root + "/P/rel"}, []string{root + "/P/real"}, root+"/data/work", environ)
+	_, err = checkGround([]string{root + "/P/rel"}, []string{root + "/P/real"}, root+"/data/work", environ)
 	if err == nil || !strings.Contains(err.Error(), "the WSH_WRITABLE path "+root+"/P/rel goes through the symlink") {
 		t.Errorf("WSH_WRITABLE, given through a symlink in a project: %v", err)
 	}
-	err = checkGround(nil, nil, root+"/P/real", append(environ, "TMPDIR="+root+"/S/cargo"))
+	_, err = checkGround(nil, nil, root+"/P/real", append(environ, "TMPDIR="+root+"/S/cargo"))
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR "+root+"/S/cargo goes through the symlink") {
 		t.Errorf("TMPDIR through a symlink in the old TMPDIR: %v", err)
+	}
+}
+
+// TestGroundIsWhatIsUsed: the writable paths are the resolutions the check
+// made, not a second one: a start directory or $TMPDIR that a command of
+// another run swaps for a symlink (to a tool directory) right after the
+// check still gives the checked path, and a WSH_WRITABLE path that leads
+// elsewhere than it did when it was validated is refused.
+func TestGroundIsWhatIsUsed(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "H")
+	proj, tmp, cargo := filepath.Join(root, "t/proj"), filepath.Join(root, "t/x"), filepath.Join(home, ".cargo/bin")
+	for _, d := range []string{proj, tmp, cargo} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	environ := []string{"HOME=" + home, "PATH=" + cargo + ":/usr/bin:/bin", "TMPDIR=" + tmp}
+	real, err := checkGround(nil, nil, proj, environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The swap, after the check.
+	for _, p := range []string{proj, tmp} {
+		if err := os.Rename(p, p+".away"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(cargo, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noTmp := environ[:2]
+	w, _, err := writableAndWhy(config.Config{}, proj, noTmp, real)
+	if err != nil || contains(w, cargo) || !contains(w, proj) {
+		t.Errorf("the writable paths %q (%v): want the start directory as checked, %s, not %s, where a symlink made after the check leads", w, err, proj, cargo)
+	}
+	_, _, err = writableAndWhy(config.Config{}, proj, environ, real)
+	if err == nil || !strings.Contains(err.Error(), "TMPDIR "+tmp+" resolved to "+tmp+" and now to "+cargo) {
+		t.Errorf("TMPDIR swapped after the check: %v", err)
+	}
+	// WSH_WRITABLE: validated as one path, leading to another now.
+	_, err = checkGround([]string{proj}, []string{proj + ".away"}, root, noTmp)
+	if err == nil || !strings.Contains(err.Error(), "changed as wsh started") {
+		t.Errorf("a WSH_WRITABLE path that leads elsewhere than when it was validated: %v", err)
 	}
 }

@@ -142,12 +142,14 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		// main again, in the jail, and no command would ever run.
 		return nil, proto.ErrNoInit
 	}
+	var real map[string]string
 	if !cfg.NoSandbox {
-		if err := checkGround(given, cfg.Writable, dir, environ); err != nil {
+		var err error
+		if real, err = checkGround(given, cfg.Writable, dir, environ); err != nil {
 			return nil, err
 		}
 	}
-	w, startWhy, err := writableAndWhy(cfg, dir, environ)
+	w, startWhy, err := writableAndWhy(cfg, dir, environ, real)
 	if err != nil {
 		return nil, err
 	}

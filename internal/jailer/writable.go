@@ -12,7 +12,7 @@ import (
 )
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
-	w, _, err := writableAndWhy(cfg, dir, environ)
+	w, _, err := writableAndWhy(cfg, dir, environ, nil)
 	return w, err
 }
 
@@ -22,13 +22,22 @@ func writablePaths(cfg config.Config, dir string, environ []string) ([]string, e
 // itself (the jail's home is copy-on-write, or read-only), or /root for a
 // user other than root, unless WSH_WRITABLE names it: starting wsh in /etc
 // must not make /etc writable.
-func writableAndWhy(cfg config.Config, dir string, environ []string) (out []string, why string, err error) {
+//
+// real, where not nil, holds the resolutions of the start directory and
+// $TMPDIR that checkGround checked: those are used, not resolved again.
+func writableAndWhy(cfg config.Config, dir string, environ []string, real map[string]string) (out []string, why string, err error) {
 	add := func(p string) {
 		if !contains(out, p) {
 			out = append(out, p)
 		}
 	}
-	d, err := filepath.EvalSymlinks(dir)
+	evalSymlinks := func(p string) (string, error) {
+		if r := real[p]; r != "" {
+			return r, nil
+		}
+		return filepath.EvalSymlinks(p)
+	}
+	d, err := evalSymlinks(dir)
 	if err != nil || !filepath.IsAbs(d) {
 		if _, cerr := config.CheckWritable(dir); cerr != nil {
 			err = cerr
@@ -49,7 +58,12 @@ func writableAndWhy(cfg config.Config, dir string, environ []string) (out []stri
 	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
 		// TMPDIR is a default, not a request: one that does not exist is
 		// left out, as it is unusable outside the jail too.
-		if r, err := config.CheckWritable(t); err == nil && notByDefault(r) == "" {
+		r, err := config.CheckWritable(t)
+		if checked := real[t]; checked != "" && err == nil && r != checked {
+			return nil, "", &config.GroundError{What: "TMPDIR", Path: t, Why: "resolved to " + checked +
+				" and now to " + r + ": it changed as wsh started; wsh never makes writable a path it did not check"}
+		}
+		if err == nil && notByDefault(r) == "" {
 			add(r)
 		}
 	}
