@@ -94,14 +94,14 @@ func (g *givenStream) putBack(fd uintptr) {
 	}
 }
 
-// GivenStreams notes the streams the Runner is given (its stdin, stdout
-// and stderr), before any command runs: their file status flags, put
-// back after each command with no foreground one left running and when
-// the Runner closes; and the settings of those that are terminals, put
-// back when it closes.
+// GivenStreams notes the file status flags of the streams the Runner is
+// given (its stdin, stdout and stderr), before any command runs, to put
+// them back after each command with no foreground one left running and
+// when the Runner closes. (A terminal's settings are saved before the
+// first command given it runs, which is before any command can change
+// them.)
 func (j *Jailer) GivenStreams(streams ...any) {
 	j.given.note(streams...)
-	j.terminals.note(streams...)
 }
 
 // commandEnded notes that an external command ended. With no foreground

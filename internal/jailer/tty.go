@@ -9,12 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// terminals holds the settings of each terminal the Runner or a jailed
-// command was given, as they were when the Runner was made or before the
-// first command given it ran, to put back when the Runner closes. A
-// jailed command may change them as it needs to (stty -echo before a
-// password is read, a full-screen program's raw mode), as on a host, and
-// a later command of the script sees them; what it must not do is leave the user's terminal unusable
+// terminals holds the settings of each terminal a jailed command was
+// given, as they were before the first of them ran, to put back when the
+// Runner closes. A jailed command may change them as it needs to (stty
+// -echo before a password is read, a full-screen program's raw mode), as
+// on a host; what it must not do is leave the user's terminal unusable
 // after wsh is gone (stty stop ^M start undef: no key reaches the shell).
 // The window size is not put back: the terminal sets it as it is resized.
 type terminals struct {
@@ -35,37 +34,28 @@ func (ts *terminals) note(streams ...any) {
 		if !ok || f == nil {
 			continue
 		}
-		// Not Fd, which would make the descriptor blocking: the
-		// terminal is to stay as it was given.
-		if rc, err := f.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) { ts.noteFd(int(fd)) })
+		fd := int(f.Fd())
+		t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		if err != nil {
+			continue
 		}
-	}
-}
-
-// noteFd saves the settings of fd, if it is a terminal not saved before.
-func (ts *terminals) noteFd(fd int) {
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return
-	}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Rdev == unix.Mkdev(5, 0) {
-		// /dev/tty is the controlling terminal by another device
-		// number: saved under it, settings a command changed would be
-		// put back too. The terminal itself is saved by its own.
-		return
-	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if _, ok := ts.saved[st.Rdev]; ok {
-		return
-	}
-	if dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
-		if ts.saved == nil {
-			ts.saved = map[uint64]savedTerminal{}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Rdev == unix.Mkdev(5, 0) {
+			// /dev/tty is the controlling terminal by another device
+			// number: saved under it, settings a command changed would
+			// be put back too. The terminal itself is saved by its own.
+			continue
 		}
-		ts.saved[st.Rdev] = savedTerminal{fd: dup, t: *t}
+		ts.mu.Lock()
+		if _, ok := ts.saved[st.Rdev]; !ok {
+			if dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3); err == nil {
+				if ts.saved == nil {
+					ts.saved = map[uint64]savedTerminal{}
+				}
+				ts.saved[st.Rdev] = savedTerminal{fd: dup, t: *t}
+			}
+		}
+		ts.mu.Unlock()
 	}
 }
 
