@@ -23,6 +23,9 @@ func newEngine(s *settings) (engine, error) {
 		return nil, err
 	}
 	j.KillTimeout, j.WarnGate, j.CallHandler = s.killTimeout, s.warnGate(), s.callHandler
+	// Before any command runs: what a command changes in them is put
+	// back from this.
+	j.GivenStreams(s.stdin, s.stdout, s.stderr)
 	if v, failed := j.StartFailure(); failed {
 		j.Close()
 		return nil, jailError(v)

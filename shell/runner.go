@@ -51,7 +51,9 @@ type settings struct {
 type Option func(*settings) error
 
 // StdIO sets the standard streams; the default is the process's own. The
-// one warning of a refused jail goes to stderr.
+// one warning of a refused jail goes to stderr. The file status flags of
+// those that are an *os.File (O_NONBLOCK, O_APPEND, ...), as New finds
+// them, are put back after each command and by Close.
 func StdIO(in io.Reader, out, err io.Writer) Option {
 	return func(s *settings) error {
 		// nil discards, as in mvdan.cc/sh (nil stdin reads nothing).

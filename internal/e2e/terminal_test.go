@@ -64,9 +64,11 @@ func newPty(t *testing.T) (ptmx, pts *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.IoctlRetInt(int(ptmx.Fd()), unix.TIOCGPTPEER)
-	if err != nil {
-		t.Fatal(err)
+	// TIOCGPTPEER's argument is the terminal's open flags: read and
+	// write, as a terminal window's.
+	fd, _, errno := unix.Syscall(unix.SYS_IOCTL, ptmx.Fd(), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errno != 0 {
+		t.Fatal(errno)
 	}
 	return ptmx, os.NewFile(uintptr(fd), fmt.Sprintf("/dev/pts/%d", n))
 }

@@ -145,6 +145,7 @@ func (j *Jailer) Close() error {
 		j.protector.ph.end(inUse)
 	}
 	j.terminals.restore()
+	j.given.restore()
 	j.releaseHome()
 	if j.fifoDir == "" || j.fifoDir == noFifoDir {
 		return err

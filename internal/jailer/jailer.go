@@ -64,6 +64,7 @@ type Jailer struct {
 	watchMu     sync.Mutex
 	watching    map[*protection]bool // the protection of each command running
 	terminals   terminals            // put back as they were when the Runner closes
+	given       givenStreams         // the Runner's streams' status flags, put back after each command
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 	// CallHandler, if set, is the caller's interp.CallHandler, in every
@@ -314,7 +315,7 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	}
 	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
 	c.rc = j.running.start(c)
-	defer j.running.end(c.rc)
+	defer j.commandEnded(c.rc)
 	if sig := j.jobs.killed(hc); sig != 0 {
 		// kill %N came after the call handler's look and before this
 		// command was running, where it would have got the signal.

@@ -100,6 +100,7 @@ func (rc *running) send(sig syscall.Signal) {
 type runningSet struct {
 	mu  sync.Mutex
 	set map[*running]struct{}
+	fg  int // how many of them are of the foreground
 }
 
 // start registers c's command as running.
@@ -110,14 +111,23 @@ func (f *runningSet) start(c *command) *running {
 		f.set = map[*running]struct{}{}
 	}
 	f.set[rc] = struct{}{}
+	if rc.job == "" {
+		f.fg++
+	}
 	f.mu.Unlock()
 	return rc
 }
 
-func (f *runningSet) end(rc *running) {
+// end notes that rc's command ended, and says whether no foreground
+// command is left running.
+func (f *runningSet) end(rc *running) bool {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	delete(f.set, rc)
-	f.mu.Unlock()
+	if rc.job == "" {
+		f.fg--
+	}
+	return f.fg == 0
 }
 
 // signal sends sig to every command of job id ("": the foreground), and

@@ -23,6 +23,9 @@
 //	                       PID T) traces it (PTRACE_SEIZE); the child runs on
 //	probe setsig SIG PID    the errno of F_SETSIG SIG on a pipe owned by PID
 //	                        (F_SETOWN) and, if allowed, a write that signals
+//	probe nonblock FD       set O_NONBLOCK on FD's open file description, as
+//	                        node does on its standard streams, and print
+//	                        "nonblock" if F_GETFL reads it back so
 package main
 
 import (
@@ -94,6 +97,12 @@ func main() {
 			fail(err.Error())
 		}
 		fmt.Println(errnoName(setsig(sig, pid)))
+	case "nonblock":
+		fd, err := strconv.Atoi(arg)
+		if err != nil {
+			fail(err.Error())
+		}
+		fmt.Println(setNonblock(fd))
 	default:
 		fail("unknown probe " + os.Args[1])
 	}
@@ -221,6 +230,24 @@ func setsig(sig, pid int) error {
 		_, err = unix.Write(p[1], []byte("x"))
 	}
 	return err
+}
+
+// setNonblock sets O_NONBLOCK on fd and says what F_GETFL reads back.
+func setNonblock(fd int) string {
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_NONBLOCK)
+	}
+	if err == nil {
+		fl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	}
+	switch {
+	case err != nil:
+		return errnoName(err)
+	case fl&unix.O_NONBLOCK != 0:
+		return "nonblock"
+	}
+	return "blocking"
 }
 
 // hideExit starts `probe tracer PID` with its own pid, waits until the
