@@ -171,6 +171,16 @@ func TestGroundIsWhatIsUsed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR "+tmp+" resolved to "+tmp+" and now to "+cargo) {
 		t.Errorf("TMPDIR swapped after the check: %v", err)
 	}
+	// What the check could not resolve (a path that changed under its
+	// walk) is not resolved again: TMPDIR is left out, a start directory
+	// is an error.
+	w, _, err = writableAndWhy(config.Config{}, proj, environ, map[string]string{proj: proj + ".away", tmp: ""})
+	if err != nil || contains(w, cargo) || contains(w, tmp) {
+		t.Errorf("TMPDIR the check could not resolve: %q, %v; want it left out", w, err)
+	}
+	if _, _, err = writableAndWhy(config.Config{}, proj, noTmp, map[string]string{proj: ""}); err == nil {
+		t.Errorf("a start directory the check could not resolve was resolved again")
+	}
 	// WSH_WRITABLE: validated as one path, leading to another now.
 	_, err = checkGround([]string{proj}, []string{proj + ".away"}, root, noTmp)
 	if err == nil || !strings.Contains(err.Error(), "changed as wsh started") {

@@ -32,10 +32,15 @@ func writableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 		}
 	}
 	evalSymlinks := func(p string) (string, error) {
+		if real == nil {
+			return filepath.EvalSymlinks(p)
+		}
 		if r := real[p]; r != "" {
 			return r, nil
 		}
-		return filepath.EvalSymlinks(p)
+		// The check could not resolve it (it changed under the walk):
+		// no second resolution.
+		return "", &os.PathError{Op: "resolve", Path: p, Err: unix.ENOENT}
 	}
 	d, err := evalSymlinks(dir)
 	if err != nil || !filepath.IsAbs(d) {
@@ -58,10 +63,15 @@ func writableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
 		// TMPDIR is a default, not a request: one that does not exist is
 		// left out, as it is unusable outside the jail too.
-		r, err := config.CheckWritable(t)
-		if checked := real[t]; checked != "" && err == nil && r != checked {
-			return nil, "", &config.GroundError{What: "TMPDIR", Path: t, Why: "resolved to " + checked +
-				" and now to " + r + ": it changed as wsh started; wsh never makes writable a path it did not check"}
+		r, err := evalSymlinks(t)
+		if err == nil {
+			// As checked: CheckWritable resolves what it is given, so a
+			// path it gives back otherwise changed since the check.
+			var c string
+			if c, err = config.CheckWritable(r); err == nil && c != r {
+				return nil, "", &config.GroundError{What: "TMPDIR", Path: t, Why: "resolved to " + r +
+					" and now to " + c + ": it changed as wsh started; wsh never makes writable a path it did not check"}
+			}
 		}
 		if err == nil && notByDefault(r) == "" {
 			add(r)
