@@ -41,15 +41,50 @@ var defaultProtected = []string{
 // by git status, and added by git add -A in the jail) and what every way
 // to make the file is refused at (EISDIR, EEXIST); a program in the jail
 // that reads it finds a directory. The home's names (.bashrc, .profile,
-// .ssh, .gitconfig) are not made: in a project nothing runs them, so
-// they would only be more entries in every listing of it, and in a
-// home a .bash_profile of any kind keeps bash from reading .profile.
+// .ssh, .gitconfig) are made only in the home (homePlaceholders): in a
+// project nothing runs them, so they would only be more entries in
+// every listing of it.
 // The names of more than one component (.config/fish) are not made:
 // their first directory would be one too.
 var placeholderNames = map[string]nameKind{
 	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
 	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir,
 	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
+}
+
+// homePlaceholders are the home's protected names that wsh makes where
+// they are missing in a home that lies in a writable path (HOME in /tmp,
+// or named in WSH_WRITABLE), where the host's shells, git and ssh read
+// them: an empty file, which a shell or git reads as nothing, as it reads
+// a missing one; an empty directory for a directory. Not .bash_profile
+// and .bash_login where a file bash reads after them is there (.profile,
+// or .bash_login for .bash_profile): bash reads only the first that
+// exists, so an empty one would keep it from reading the user's; a
+// command that makes one there is said after it (homeShadows).
+var homePlaceholders = map[string]placeholder{
+	".bashrc": makeEmptyFile, ".bash_logout": makeEmptyFile, ".bash_aliases": makeEmptyFile,
+	".profile": makeEmptyFile, ".zshrc": makeEmptyFile, ".zprofile": makeEmptyFile, ".zshenv": makeEmptyFile,
+	".zlogin": makeEmptyFile, ".zlogout": makeEmptyFile, ".gitconfig": makeEmptyFile,
+	".bash_profile": makeEmptyFile, ".bash_login": makeEmptyFile,
+	".bashrc.d": makeDir, ".ssh": makeDir,
+}
+
+// homeShadows are the startup files bash reads only when the name is
+// missing: each with the files it would keep bash from reading.
+var homeShadows = map[string][]string{
+	".bash_profile": {".bash_login", ".profile"},
+	".bash_login":   {".profile"},
+}
+
+// homePlaceholder is what wsh makes where the home's protected name n is
+// missing in the home h.
+func homePlaceholder(n, h string, pr *protection) placeholder {
+	for _, later := range homeShadows[n] {
+		if _, err := pr.lstatOnce(filepath.Join(h, later)); err == nil {
+			return makeNone
+		}
+	}
+	return homePlaceholders[n]
 }
 
 // A nameKind is what a protected name is, where it is there.
@@ -597,6 +632,8 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
 	kind := placeholderNames[n]
 	switch {
+	case b == p.home && homePlaceholder(n, b, pr) != makeNone:
+		return homePlaceholder(n, b, pr)
 	case kind == 0, kind == nameFile && b == p.home:
 		return makeNone
 	case contains(p.projects, b):
