@@ -9,14 +9,16 @@ import (
 	"testing"
 )
 
-// TestWritablePathCannotBeRedirected: a jailed command renames a parent of
-// the working directory and leaves a symlink to another directory in its
-// place. The next jail must not bind that other directory writable (the
-// init follows no symlink and checks the identity of each writable path),
-// and an in-process write through the old path must be refused. In a
-// session there is no next jail: the session's binds moved with the
-// rename, the symlink leads to a directory that is read-only in it, and
-// the command's write fails there.
+// TestWritablePathCannotBeRedirected: while a run goes on, a parent of its
+// working directory is renamed and a symlink to another directory left in
+// its place: by another run's command, or a program on the host (a
+// command of the run itself cannot: the ground is pinned in its jail,
+// TestGroundDoesNotMove). The next jail must not bind that other
+// directory writable (the init follows no symlink and checks the identity
+// of each writable path), and an in-process write through the old path
+// must be refused. In a session there is no next jail: the session's
+// binds stay with the directory that moved, the symlink leads to a
+// directory that is read-only in it, and the command's write fails there.
 func TestWritablePathCannotBeRedirected(t *testing.T) {
 	for _, mode := range []string{"session", "command"} {
 		for _, u := range users {
@@ -42,12 +44,18 @@ func testWritableRedirected(t *testing.T, u user, mode string) {
 				}
 			}
 			proj := filepath.Join(top, "r", "proj")
-			script := `sh -c 'mv ` + top + `/r ` + top + `/r.old && ln -s ` + outside + ` ` + top + `/r'
+			up, goOn := gate(t, "up"), gate(t, "go")
+			script := `sh -c 'echo up > "$UP"; read x < "$GO"'
 sh -c 'echo PWNED > ` + proj + `/PWNED; grep Seccomp: /proc/self/status'
 echo PWNED > ` + proj + `/PWNED2`
 			// HOME elsewhere: the start directory is then a writable path of
 			// its own (the home is never writable by default).
-			r := runWsh(t, u, proj, []string{"HOME=/nonexistent", "WSH_JAIL=" + mode}, script)
+			b := startBg(t, u, proj, []string{"HOME=/nonexistent", "WSH_JAIL=" + mode, "UP=" + up, "GO=" + goOn}, script)
+			reached(t, b, up)
+			mustDo(t, os.Rename(filepath.Join(top, "r"), filepath.Join(top, "r.old")))
+			mustDo(t, os.Symlink(outside, filepath.Join(top, "r")))
+			release(t, b, goOn)
+			r := b.wait(t)
 			for _, f := range []string{"PWNED", "PWNED2"} {
 				if _, err := os.Stat(filepath.Join(outside, "proj", f)); err == nil {
 					t.Errorf("%s was written outside every writable path:\n%s%s", f, r.stdout, r.stderr)

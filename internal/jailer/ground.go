@@ -249,24 +249,25 @@ func checkGround(given, resolved []string, dir string, environ []string) (map[st
 		}
 		real[t] = r
 	}
-	for i, p := range given {
-		if i >= len(resolved) {
-			break
-		}
-		if err := g.checkWritable(p, resolved[i], true); err != nil {
-			return nil, err
-		}
-	}
-	// As spelled in the environment: config.Load gave cfg resolved. An
-	// embedder's cfg need not be the environment's, so a spelling that
-	// leads elsewhere is not cfg's, and is passed over; cfg's own paths
-	// were checked above, where they lead, whatever their spelling.
+	// As spelled in the environment first (config.Load gave cfg
+	// resolved: the spelling names the symlink). An embedder's cfg need
+	// not be the environment's, so a spelling that leads elsewhere is not
+	// cfg's, and is passed over; cfg's own paths are checked below, where
+	// they lead, whatever their spelling.
 	env, _ := lookupEnvOK(environ, "WSH_WRITABLE")
 	for _, p := range filepath.SplitList(env) {
 		if r, err := filepath.EvalSymlinks(p); err == nil && contains(resolved, r) {
 			if err := g.checkWritable(p, r, false); err != nil {
 				return nil, err
 			}
+		}
+	}
+	for i, p := range given {
+		if i >= len(resolved) {
+			break
+		}
+		if err := g.checkWritable(p, resolved[i], true); err != nil {
+			return nil, err
 		}
 	}
 	return real, nil
