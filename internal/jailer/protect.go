@@ -56,35 +56,28 @@ var placeholderNames = map[string]nameKind{
 // they are missing in a home that lies in a writable path (HOME in /tmp,
 // or named in WSH_WRITABLE), where the host's shells, git and ssh read
 // them: an empty file, which a shell or git reads as nothing, as it reads
-// a missing one; an empty directory for a directory. Not .bash_profile
-// and .bash_login where a file bash reads after them is there (.profile,
-// or .bash_login for .bash_profile): bash reads only the first that
-// exists, so an empty one would keep it from reading the user's; a
-// command that makes one there is said after it (homeShadows).
+// a missing one; an empty directory for a directory (.ssh 0700, as ssh
+// makes it). Not .bash_profile and .bash_login: bash reads only the first
+// of them and .profile that exists, so an empty one would keep it from
+// reading the user's .profile (one a program on the host writes during
+// the run included); a command that makes one is said after it.
 var homePlaceholders = map[string]placeholder{
 	".bashrc": makeEmptyFile, ".bash_logout": makeEmptyFile, ".bash_aliases": makeEmptyFile,
 	".profile": makeEmptyFile, ".zshrc": makeEmptyFile, ".zprofile": makeEmptyFile, ".zshenv": makeEmptyFile,
 	".zlogin": makeEmptyFile, ".zlogout": makeEmptyFile, ".gitconfig": makeEmptyFile,
-	".bash_profile": makeEmptyFile, ".bash_login": makeEmptyFile,
 	".bashrc.d": makeDir, ".ssh": makeDir,
 }
 
-// homeShadows are the startup files bash reads only when the name is
-// missing: each with the files it would keep bash from reading.
-var homeShadows = map[string][]string{
-	".bash_profile": {".bash_login", ".profile"},
-	".bash_login":   {".profile"},
-}
-
-// homePlaceholder is what wsh makes where the home's protected name n is
-// missing in the home h.
-func homePlaceholder(n, h string, pr *protection) placeholder {
-	for _, later := range homeShadows[n] {
-		if _, err := pr.lstatOnce(filepath.Join(h, later)); err == nil {
-			return makeNone
-		}
+// placeholderMode is the mode of the placeholder named name: .ssh is
+// ssh's own, 0700.
+func placeholderMode(name string, dir bool) uint32 {
+	switch {
+	case name == ".ssh":
+		return 0o700
+	case dir:
+		return 0o755
 	}
-	return homePlaceholders[n]
+	return 0o644
 }
 
 // A nameKind is what a protected name is, where it is there.
@@ -632,8 +625,8 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
 	kind := placeholderNames[n]
 	switch {
-	case b == p.home && homePlaceholder(n, b, pr) != makeNone:
-		return homePlaceholder(n, b, pr)
+	case b == p.home && homePlaceholders[n] != makeNone:
+		return homePlaceholders[n]
 	case kind == 0, kind == nameFile && b == p.home:
 		return makeNone
 	case contains(p.projects, b):
@@ -1191,11 +1184,12 @@ func (p *protector) walk(path, root string, make placeholder, out *protection) {
 	}
 }
 
-// everyoneReads gives the placeholder fd its mode whatever the umask: any
-// other user's run in the same project must be able to open it, to hold
-// its shared lock (placeholders.hold), or the run that made it would
-// remove it under that run's read-only mount.
-func everyoneReads(fd int, mode uint32) error {
+// chmodPlaceholder gives the placeholder fd its mode (placeholderMode)
+// whatever the umask: another user's run in the same project must be able
+// to open it, to hold its shared lock (placeholders.hold), or the run
+// that made it would remove it under that run's read-only mount. (.ssh,
+// 0700, is only ever in a home, which no other user's run shares.)
+func chmodPlaceholder(fd int, mode uint32) error {
 	return unix.Fchmod(fd, mode)
 }
 
@@ -1233,14 +1227,14 @@ func makePlaceholder(path string, make placeholder) error {
 			return err
 		}
 		defer unix.Close(fd)
-		return everyoneReads(fd, 0o755)
+		return chmodPlaceholder(fd, placeholderMode(name, true))
 	}
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), path)
-	err = everyoneReads(fd, 0o644)
+	err = chmodPlaceholder(fd, placeholderMode(name, false))
 	if err == nil && make == makeCommondir {
 		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
 		// ".", and git reads both as the gitdir itself.
