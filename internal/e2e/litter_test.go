@@ -51,28 +51,20 @@ type bgWsh struct {
 // startBg starts `wsh -c script` as u in dir, with jailEnv and env.
 func startBg(t *testing.T, u user, dir string, env []string, script string) *bgWsh {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	b := &bgWsh{done: make(chan struct{}), cancel: cancel}
-	b.cmd = wshCmd(ctx, u, dir, append(append([]string(nil), jailEnv...), env...), "-c", script)
-	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errb
-	if err := b.cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	go func() { b.cmd.Wait(); close(b.done) }()
-	t.Cleanup(func() { b.cmd.Process.Kill(); <-b.done; cancel() })
-	return b
+	return startBgVia(t, u, dir, env, script)
 }
 
 // startBgVia is startBg, with wsh started through the program via and its
-// arguments, which exec wsh's own argv after them.
+// arguments, if any, which exec wsh's own argv after them.
 func startBgVia(t *testing.T, u user, dir string, env []string, script string, via ...string) *bgWsh {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	b := &bgWsh{done: make(chan struct{}), cancel: cancel}
 	b.cmd = wshCmd(ctx, u, dir, append(append([]string(nil), jailEnv...), env...), "-c", script)
-	b.cmd.Path, b.cmd.Args = via[0], append(append([]string(nil), via...), b.cmd.Args...)
-	b.cmd.Args[len(via)] = wshBin
+	if len(via) > 0 {
+		b.cmd.Path, b.cmd.Args = via[0], append(append([]string(nil), via...), b.cmd.Args...)
+		b.cmd.Args[len(via)] = wshBin
+	}
 	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errb
 	if err := b.cmd.Start(); err != nil {
 		cancel()
