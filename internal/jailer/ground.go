@@ -85,19 +85,15 @@ func newGround(environ, writable []string) ground {
 	return g
 }
 
-// check returns a *config.GroundError when p, the path named what, is not
-// ground to start on; nil when it is, or when it cannot be resolved (which
-// the caller reports as it did before). byDefault says p is writable only
+// checkReal returns a *config.GroundError when p, the path named what, is not
+// ground to start on; nil when it is, or when it cannot be resolved (then
+// no second resolution is made of it: writableAndWhy). byDefault says p is writable only
 // when wsh would choose it (the start directory, $TMPDIR): one it would
 // not choose (a system directory, the home) is not made writable, so it
 // is not checked for what it holds.
-func (g ground) check(what, p string, byDefault bool) error {
-	_, err := g.checkReal(what, p, byDefault)
-	return err
-}
-
-// checkReal is check, and p resolved by the walk that was checked ("" where
-// p cannot be resolved).
+//
+// It returns p resolved by the walk that was checked ("" where p cannot be
+// resolved): the caller makes that writable, not a second resolution.
 func (g ground) checkReal(what, p string, byDefault bool) (string, error) {
 	links, real, err := linksOn(p)
 	if err != nil {

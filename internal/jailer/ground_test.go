@@ -72,7 +72,7 @@ func TestGroundRule(t *testing.T) {
 		{"P/tools/bin/sub", false, "lies in " + root + "/P/tools/bin, a directory of PATH"},
 	} {
 		p := filepath.Join(root, c.path)
-		err := g.check("the start directory", p, c.byDefault)
+		_, err := g.checkReal("the start directory", p, c.byDefault)
 		var ge *config.GroundError
 		switch {
 		case c.want == "" && err != nil:
