@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -535,26 +537,58 @@ func TestLadderSessionNoListener(t *testing.T) {
 }
 
 // forkLoopC is a fork-and-exit loop that no scan of /proc keeps up with:
-// each generation forks and exits at once. After 2 s it writes the file
-// its first argument names.
+// each generation forks and exits at once. Every 20 ms, for 8 s, one
+// generation appends the time (CLOCK_REALTIME, seconds.nanoseconds) to
+// the file its first argument names: the last line is the last moment a
+// process of the loop ran.
 const forkLoopC = `#include <fcntl.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+static long long ms(struct timespec t) { return t.tv_sec * 1000LL + t.tv_nsec / 1000000; }
 int main(int argc, char **argv) {
-	struct timespec t0, t;
+	struct timespec t0, t, r;
+	long long last = -1000;
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec >= 2) {
-			int fd = open(argv[1], O_WRONLY | O_CREAT, 0644);
-			write(fd, "planted\n", 8);
+		if (ms(t) - ms(t0) >= 8000)
 			_exit(0);
+		if (ms(t) - last >= 20) {
+			clock_gettime(CLOCK_REALTIME, &r);
+			dprintf(fd, "%lld.%09ld\n", (long long)r.tv_sec, r.tv_nsec);
+			last = ms(t);
 		}
 		if (fork() != 0)
 			_exit(0);
 	}
 }
 `
+
+// lastRan is the last time a forkLoopC wrote to marks, and whether it
+// wrote at all.
+func lastRan(t *testing.T, marks string) (time.Time, bool) {
+	t.Helper()
+	b, err := os.ReadFile(marks)
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) == 0 {
+		return time.Time{}, false
+	}
+	sec, nsec, ok := strings.Cut(lines[len(lines)-1], ".")
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	ns, err2 := strconv.ParseInt(nsec, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		t.Fatalf("%s: a line that is no time: %q", marks, lines[len(lines)-1])
+	}
+	return time.Unix(s, ns), true
+}
 
 // buildForkLoop builds forkLoopC, static, at bin, owned by u.
 func buildForkLoop(t *testing.T, u user, bin string) {
@@ -604,13 +638,17 @@ os.kill(zygote, signal.SIGKILL)
 // it forks another command, after that one's process group is made and
 // before the zygote has said it started, then kills it. wsh heard of the
 // group before it was made (MsgGroup), so it kills it when the zygote is
-// gone: the fork loop it runs never writes, and the command is said
-// killed (137), not refused. Without that message the group was no one's
-// to kill (status 126, and the loop wrote after wsh had exited).
+// gone, and says the command killed (137), not refused, once every
+// process of it is gone: no process of the fork loop it runs is left to
+// run after that (the script's date, a command that runs after wsh said
+// so). Without that message the group was no one's to kill (status 126,
+// and the loop ran on after wsh had exited). How soon the loop dies is
+// the kernel's: a zygote killed while it was stopped has the loop's
+// orphans to give away, and its exit has taken a second under load.
 func TestLadderSessionZygoteStoppedAtFork(t *testing.T) {
 	leaseAttack(t, 420, stopAtForkPy, func(token string) string {
-		return "./loop planted " + token + "\necho loop=$?\nwait\nsleep 3"
-	}, "loop=137\n", 0)
+		return "./loop marks " + token + "\necho loop=$?\ndate +%s.%N > said\nwait"
+	}, "loop=137\n", true)
 }
 
 // stopThenCloseScript holds a write lease on ./loop and stops the zygote,
@@ -642,21 +680,24 @@ os.kill(zygote, signal.SIGKILL)
 // TestLadderSessionRunAfterClose: a command queued in the channel when
 // wsh closes the session is forked by the zygote after wsh has stopped
 // reading; the zygote cannot tell wsh of its group, so it refuses it and
-// the fork fails. Without that refusal the group was made, the zygote
-// killed before it could end it, and a fork loop in it wrote after wsh
-// had exited with status 0.
+// the fork fails: the fork loop never runs. Without that refusal the
+// group was made, the zygote killed before it could end it, and the loop
+// ran (for a second or more, until wsh's sweep of the session found it;
+// before the sweep, on after wsh had exited with status 0).
 func TestLadderSessionRunAfterClose(t *testing.T) {
 	leaseAttack(t, 421, stopThenClosePy, func(token string) string {
-		return "./loop planted " + token + " &\nn=0; while [ $n -lt 20000 ]; do n=$((n+1)); done\necho script-end"
-	}, "script-end\n", 3*time.Second) // the loop writes 2 s after its start
+		return "./loop marks " + token + " &\nn=0; while [ $n -lt 20000 ]; do n=$((n+1)); done\necho script-end"
+	}, "script-end\n", false)
 }
 
 // leaseAttack runs, on each lower rung as each user, in a session, the
 // attack python stop (which makes the file ready once it holds its lease
 // on ./loop, a forkLoopC) in the background, then the rest of the script,
-// which rest makes from the test's token. It wants stdout and status 0,
-// and, after wait more, no file written by the loop.
-func leaseAttack(t *testing.T, base int, stop string, rest func(token string) string, stdout string, wait time.Duration) {
+// which rest makes from the test's token. It wants stdout and status 0.
+// With ran, the loop must have run (the attack took place) and no process
+// of it after wsh said the command ended (the time the script wrote to
+// said); without, the loop must never have run.
+func leaseAttack(t *testing.T, base int, stop string, rest func(token string) string, stdout string, ran bool) {
 	for _, rung := range lowerRungs {
 		for _, u := range users {
 			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
@@ -670,9 +711,26 @@ func leaseAttack(t *testing.T, base int, stop string, rest func(token string) st
 				if r.status != 0 || r.stdout != stdout {
 					t.Errorf("status %d, stdout %q, want %q\nstderr:\n%s", r.status, r.stdout, stdout, r.stderr)
 				}
-				time.Sleep(wait)
-				if _, err := os.Stat(filepath.Join(dir, "planted")); err == nil {
-					t.Error("the fork loop wrote after its command was to have ended")
+				time.Sleep(300 * time.Millisecond) // a loop left would write every 20 ms
+				last, wrote := lastRan(t, filepath.Join(dir, "marks"))
+				if !ran {
+					if wrote {
+						t.Errorf("the fork loop ran, until %v", last)
+					}
+					return
+				}
+				b, err := os.ReadFile(filepath.Join(dir, "said"))
+				if err != nil {
+					t.Fatalf("the script did not say when the command ended: %v\nstderr:\n%s", err, r.stderr)
+				}
+				sec, nsec, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
+				s, _ := strconv.ParseInt(sec, 10, 64)
+				ns, _ := strconv.ParseInt(nsec, 10, 64)
+				switch said := time.Unix(s, ns); {
+				case !wrote:
+					t.Error("the fork loop never ran: the attack did not take place")
+				case last.After(said):
+					t.Errorf("the fork loop ran %v after its command was said to have ended", last.Sub(said))
 				}
 			})
 		}
