@@ -290,3 +290,57 @@ echo done`
 		})
 	}
 }
+
+// TestSharedTmpInProcessWrites: the shell's own redirections (run in
+// wsh's process, not in the jail) cannot overwrite another user's file in
+// the host's /tmp, nor make a file in another user's private directory
+// there, where the jail's commands cannot either (EACCES: root's commands
+// hold no capability). The host's entries keep their content and
+// listing. The control: an external command of the same run is refused
+// alike, and the run's own file in /tmp is written in process as before.
+func TestSharedTmpInProcessWrites(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			owner := nobody
+			if u.uid >= 0 {
+				owner = 0
+			}
+			f, err := os.CreateTemp("/tmp", "wsh-e2e-inproc-*")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			p := f.Name()
+			t.Cleanup(func() {
+				m, _ := filepath.Glob(p + "*")
+				for _, x := range m {
+					os.RemoveAll(x)
+				}
+			})
+			os.WriteFile(p+".file", []byte("the owner's\n"), 0o644)
+			os.Mkdir(p+".priv", 0o700)
+			os.Chown(p+".file", owner, owner)
+			os.Chown(p+".priv", owner, owner)
+			os.Remove(p) // the run's own, made in process
+			script := `echo mine > ` + p + `.file || echo refused-write
+echo planted > ` + p + `.priv/new || echo refused-create
+/bin/sh -c 'echo mine > ` + p + `.file' 2>/dev/null || echo jail-refused-write
+echo own > ` + p + ` && echo own-ok`
+			r := runWsh(t, u, workDir(t, u), append(append([]string(nil), jailEnv...), "HOME="+workDir(t, u)), script)
+			for _, want := range []string{"refused-write", "refused-create", "jail-refused-write", "own-ok"} {
+				if !strings.Contains("\n"+r.stdout, "\n"+want+"\n") {
+					t.Errorf("no %s: status %d\n%s%s", want, r.status, r.stdout, r.stderr)
+				}
+			}
+			if strings.Count(r.stderr, "Permission denied") != 2 {
+				t.Errorf("want the two in-process refusals to say permission denied (EACCES):\n%s", r.stderr)
+			}
+			if b, _ := os.ReadFile(p + ".file"); string(b) != "the owner's\n" {
+				t.Errorf("the other user's file holds %q", b)
+			}
+			if _, err := os.Lstat(p + ".priv/new"); err == nil {
+				t.Errorf("a file was made in the other user's private directory")
+			}
+		})
+	}
+}
