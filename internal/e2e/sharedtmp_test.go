@@ -54,14 +54,14 @@ type sharedEntry struct {
 	content    string
 }
 
-// sharedEntries makes, directly in /tmp, owned by owner: a file, an empty
+// sharedEntries makes, directly in dir (/tmp), owned by owner: a file, an empty
 // directory, a listening socket (mode 0777, so that any uid may connect),
 // and, when nested, a sticky directory of the runner's (runner) holding a
 // file of owner's. It returns them and the listener, and removes everything at
 // the test's end, what the probe made included.
-func sharedEntries(t *testing.T, owner, runner int, nested bool) ([]sharedEntry, *net.UnixListener) {
+func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]sharedEntry, *net.UnixListener) {
 	t.Helper()
-	f, err := os.CreateTemp("/tmp", "wsh-e2e-shared-*")
+	f, err := os.CreateTemp(dir, "wsh-e2e-shared-*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestSharedTmpOthersEntriesStay(t *testing.T) {
 			if err := os.WriteFile(probe, []byte(sharedProbe), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			entries, l := sharedEntries(t, owner, runner, u.uid < 0)
+			entries, l := sharedEntries(t, "/tmp", owner, runner, u.uid < 0)
 			n := acceptCount(l)
 			script := "python3 " + probe + " " + strings.Join(sharedArgs(entries), " ")
 			out := mustJail(t, u, workDir(t, u), []string{"WSH_UNIX_SOCKETS=allow", "HOME=" + workDir(t, u)}, script)
@@ -151,7 +151,7 @@ func TestSharedTmpOthersEntriesStay(t *testing.T) {
 				t.Errorf("the socket took no connection from the jail:\n%s", out)
 			}
 
-			ctl, _ := sharedEntries(t, owner, runner, u.uid < 0)
+			ctl, _ := sharedEntries(t, "/tmp", owner, runner, u.uid < 0)
 			cout := unconfined(t, u, "/", append([]string{"python3", probe}, sharedArgs(ctl)...)...)
 			c := sharedChanged(t, ctl)
 			if u.uid < 0 && len(c) == 0 {
@@ -161,6 +161,31 @@ func TestSharedTmpOthersEntriesStay(t *testing.T) {
 				t.Fatalf("control: unconfined, uid %d: want every try refused by the sticky bit (EPERM), host unchanged; changed %v:\n%s", u.uid, c, cout)
 			}
 		})
+	}
+}
+
+// TestSharedTmpdirOthersEntriesStay: a $TMPDIR that is a sticky
+// directory of root's, shared with another user, is held as /tmp is: a
+// command of root's run cannot take that user's entries over (EBUSY), and
+// the host shows them as they were.
+func TestSharedTmpdirOthersEntriesStay(t *testing.T) {
+	tmp := filepath.Join(workDir(t, root), "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Chmod(tmp, 0o1777)
+	probe := filepath.Join(workDir(t, root), "probe.py")
+	if err := os.WriteFile(probe, []byte(sharedProbe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := sharedEntries(t, tmp, nobody, 0, true)
+	script := "python3 " + probe + " " + strings.Join(sharedArgs(entries[:2]), " ")
+	out := mustJail(t, root, workDir(t, root), []string{"TMPDIR=" + tmp, "HOME=" + workDir(t, root)}, script)
+	if n := strings.Count(out, " EBUSY\n"); n != 6 {
+		t.Errorf("want the 6 tries refused with EBUSY:\n%s", sortedLines(out))
+	}
+	if c := sharedChanged(t, entries); len(c) > 0 {
+		t.Errorf("the host's entries changed: %v\n%s", c, sortedLines(out))
 	}
 }
 
