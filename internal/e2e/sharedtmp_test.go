@@ -56,7 +56,7 @@ type sharedEntry struct {
 
 // sharedEntries makes, directly in dir (/tmp), owned by owner: a file, an empty
 // directory, a listening socket (mode 0777, so that any uid may connect),
-// and, when nested, a sticky directory of the runner's (runner) holding a
+// a symlink, and, when nested, a sticky directory of the runner's (runner) holding a
 // file of owner's. It returns them and the listener, and removes everything at
 // the test's end, what the probe made included.
 func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]sharedEntry, *net.UnixListener) {
@@ -74,7 +74,8 @@ func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]
 		}
 	})
 	e := []sharedEntry{{kind: "file", path: prefix + ".file"}, {kind: "dir", path: prefix + ".dir"},
-		{kind: "sock", path: prefix + ".sock"}, {kind: "shared", path: prefix + ".shared"}, {kind: "inner", path: prefix + ".shared/inner"}}
+		{kind: "sock", path: prefix + ".sock"}, {kind: "link", path: prefix + ".link"},
+		{kind: "shared", path: prefix + ".shared"}, {kind: "inner", path: prefix + ".shared/inner"}}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -88,12 +89,13 @@ func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]
 	l.SetUnlinkOnClose(false)
 	t.Cleanup(func() { l.Close() })
 	must(os.Chmod(e[2].path, 0o777))
+	must(os.Symlink("/etc/hostname", prefix+".link"))
 	if nested {
-		must(os.Mkdir(e[3].path, 0o755))
-		must(syscall.Chmod(e[3].path, 0o1777)) // os.Chmod takes os.ModeSticky, not 0o1000
-		must(os.WriteFile(e[4].path, []byte("the owner's, inside\n"), 0o644))
+		must(os.Mkdir(e[4].path, 0o755))
+		must(syscall.Chmod(e[4].path, 0o1777)) // os.Chmod takes os.ModeSticky, not 0o1000
+		must(os.WriteFile(e[5].path, []byte("the owner's, inside\n"), 0o644))
 	} else {
-		e = e[:3]
+		e = e[:4]
 	}
 	for _, x := range e {
 		own := owner

@@ -103,7 +103,8 @@ func (st *setupState) pinSharedIn(dfd int, path string, uid uint32, depth int) (
 // pinSharedEntry pins the entry name of the shared directory dfd (at
 // path) if another uid owns it, or if it is a shared directory itself
 // that holds such an entry (one that holds none stays the jail's to
-// remove). An entry gone meanwhile is passed over.
+// remove). An entry gone meanwhile (its owner removed it on the host) is
+// passed over.
 func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32, depth int) (bool, error) {
 	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -131,7 +132,11 @@ func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32, dep
 	if stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 || st.pinned[path] {
 		return true, nil // it cannot be moved already
 	}
-	return true, st.pinFD(fd, path)
+	if err := st.pinFD(fd, path); err != nil && !errors.Is(err, unix.ENOENT) {
+		return false, err
+	}
+	// ENOENT: removed on the host since it was opened; nothing to pin.
+	return true, nil
 }
 
 // dirNames lists the directory dfd, an O_PATH descriptor, at path.
