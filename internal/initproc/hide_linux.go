@@ -165,7 +165,7 @@ func (st *setupState) shownFromHome(dir string) bool {
 // walked when it was pinned.
 func (st *setupState) pinAncestors(path string) error {
 	var up []string
-	for d := filepath.Dir(path); d != "/" && !contains(st.pinned, d); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); d != "/" && !st.pinned[d]; d = filepath.Dir(d) {
 		fd, err := proto.OpenNoSymlinks(d)
 		if err != nil {
 			return err
@@ -180,10 +180,9 @@ func (st *setupState) pinAncestors(path string) error {
 		}
 	}
 	for i := len(up) - 1; i >= 0; i-- {
-		if err := pinDir(up[i]); err != nil {
+		if err := st.pinDir(up[i]); err != nil {
 			return err
 		}
-		st.pinned = append(st.pinned, up[i])
 	}
 	return nil
 }
@@ -204,12 +203,19 @@ func mountRootOrReadOnly(fd int) (root, ro bool, err error) {
 
 // pinDir binds the directory at path (following no symlink) onto itself,
 // with the mounts beneath it.
-func pinDir(path string) error {
+func (st *setupState) pinDir(path string) error {
 	fd, err := proto.OpenNoSymlinks(path)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
+	return st.pinFD(fd, path)
+}
+
+// pinFD binds what fd, an O_PATH descriptor of path, is (a directory, or a
+// file of any kind, a symlink or a socket included) onto itself, with the
+// mounts beneath it, and records path as pinned.
+func (st *setupState) pinFD(fd int, path string) error {
 	clone, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
 		return &os.PathError{Op: "open_tree", Path: path, Err: err}
@@ -218,6 +224,10 @@ func pinDir(path string) error {
 	if err := unix.MoveMount(clone, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return &os.PathError{Op: "move_mount", Path: path, Err: err}
 	}
+	if st.pinned == nil {
+		st.pinned = map[string]bool{}
+	}
+	st.pinned[path] = true
 	return nil
 }
 

@@ -190,12 +190,12 @@ type setupStep struct {
 
 type setupState struct {
 	spec     *proto.Spec
-	writable []int    // detached clones of the writable paths, in spec order
-	devices  []int    // detached clones of the device nodes, in devNodes order
-	shm      int      // detached clone of spec.ShmDir, or -1
-	homeDev  uint64   // the device of the copy-on-write home, once mounted
-	pinned   []string // directories bound onto themselves (pinAncestors)
-	listener int      // a lower rung's session's seccomp listener (loadSeccomp), or -1
+	writable []int           // detached clones of the writable paths, in spec order
+	devices  []int           // detached clones of the device nodes, in devNodes order
+	shm      int             // detached clone of spec.ShmDir, or -1
+	homeDev  uint64          // the device of the copy-on-write home, once mounted
+	pinned   map[string]bool // paths bound onto themselves (pinFD)
+	listener int             // a lower rung's session's seccomp listener (loadSeccomp), or -1
 }
 
 // steps is the one list that defines the order of the setup.

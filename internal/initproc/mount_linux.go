@@ -109,7 +109,8 @@ func placeWritable(st *setupState) error {
 // ones), and a command could make the start directory's path again, with
 // its own .vscode/tasks.json, for the host to find there. Once per jail
 // (a session's: once per session), after the writable paths are placed
-// and before anything is mounted beneath them.
+// and before anything is mounted beneath them. Then the other users'
+// entries of the shared directories (pinShared).
 func (st *setupState) pinGround() error {
 	for _, id := range st.spec.Writable {
 		if err := st.pinAncestors(id.Path); err != nil {
@@ -117,9 +118,11 @@ func (st *setupState) pinGround() error {
 		}
 	}
 	if st.spec.Home.Path != "" {
-		return st.pinAncestors(st.spec.Home.Path)
+		if err := st.pinAncestors(st.spec.Home.Path); err != nil {
+			return err
+		}
 	}
-	return nil
+	return st.pinShared()
 }
 
 // placeMount mounts the detached tree fd on id's place (openPlace: made

@@ -85,9 +85,15 @@ func (p *policy) openBeneath(root proto.PathID, real string, flag int, perm os.F
 	return p.openBeneathFD(rfd, rel, real, flag, perm)
 }
 
-// openBeneathFD opens rel beneath the directory rfd for writing: its
-// directory first, checked for hidden paths, then the file.
+// openBeneathFD opens rel beneath the directory rfd for writing, with the
+// file permissions a command of the jail has (asJail).
 func (p *policy) openBeneathFD(rfd int, rel, real string, flag int, perm os.FileMode) (*os.File, error) {
+	return asJail(func() (*os.File, error) { return p.openBeneathAt(rfd, rel, real, flag, perm) })
+}
+
+// openBeneathAt opens rel beneath the directory rfd for writing: its
+// directory first, checked for hidden paths, then the file.
+func (p *policy) openBeneathAt(rfd int, rel, real string, flag int, perm os.FileMode) (*os.File, error) {
 	dirRel, base := filepath.Split(rel)
 	if base == "" {
 		base = "."
