@@ -56,8 +56,8 @@ type sharedEntry struct {
 
 // sharedEntries makes, directly in dir (/tmp), owned by owner: a file, an empty
 // directory, a listening socket (mode 0777, so that any uid may connect),
-// a symlink, and, when nested, a sticky directory of the runner's (runner) holding a
-// file of owner's. It returns them and the listener, and removes everything at
+// a symlink, and, when nested, a sticky directory of the runner's (runner) holding,
+// nine sticky directories of the runner's further down, a file of owner's. It returns them and the listener, and removes everything at
 // the test's end, what the probe made included.
 func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]sharedEntry, *net.UnixListener) {
 	t.Helper()
@@ -75,7 +75,7 @@ func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]
 	})
 	e := []sharedEntry{{kind: "file", path: prefix + ".file"}, {kind: "dir", path: prefix + ".dir"},
 		{kind: "sock", path: prefix + ".sock"}, {kind: "link", path: prefix + ".link"},
-		{kind: "shared", path: prefix + ".shared"}, {kind: "inner", path: prefix + ".shared/inner"}}
+		{kind: "shared", path: prefix + ".shared"}, {kind: "inner", path: prefix + ".shared/1/2/3/4/5/6/7/8/9/inner"}}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -91,8 +91,14 @@ func sharedEntries(t *testing.T, dir string, owner, runner int, nested bool) ([]
 	must(os.Chmod(e[2].path, 0o777))
 	must(os.Symlink("/etc/hostname", prefix+".link"))
 	if nested {
-		must(os.Mkdir(e[4].path, 0o755))
-		must(syscall.Chmod(e[4].path, 0o1777)) // os.Chmod takes os.ModeSticky, not 0o1000
+		for d := filepath.Dir(e[5].path); ; d = filepath.Dir(d) {
+			must(os.MkdirAll(d, 0o755))
+			must(syscall.Chmod(d, 0o1777)) // os.Chmod takes os.ModeSticky, not 0o1000
+			must(os.Lchown(d, runner, runner))
+			if d == e[4].path {
+				break
+			}
+		}
 		must(os.WriteFile(e[5].path, []byte("the owner's, inside\n"), 0o644))
 	} else {
 		e = e[:4]

@@ -24,16 +24,13 @@ import (
 // namespace it is mounted in (EBUSY). What the jail's own uid owns there
 // stays its own to make and remove (go test's, mktemp's). A sticky
 // directory of the jail's uid in a shared one (/tmp/.X11-unix) is shared
-// too: its entries are pinned likewise, to maxSharedDepth, and itself
-// where it holds one.
+// too: its entries are pinned likewise, however deep, and itself where it
+// holds one. A mount's root is not walked (another filesystem: a user's
+// FUSE mount, which root may not even stat) and needs no pin.
 //
 // Entries made after the jail was made are not pinned (a session's jail
 // lives as long as the run). An entry's owner can still remove it on the
 // host: the kernel detaches the jail's mount then.
-
-// maxSharedDepth bounds how deep sticky directories of the jail's own
-// uid, one in another, are followed from a writable path.
-const maxSharedDepth = 8
 
 // pinShared pins the other users' entries of each writable path that is a
 // shared directory of the jail's uid.
@@ -49,7 +46,7 @@ func (st *setupState) pinShared() error {
 		}
 		shared, err := sharedBy(fd, uid)
 		if err == nil && shared {
-			_, err = st.pinSharedIn(fd, id.Path, uid, 0)
+			_, err = st.pinSharedIn(fd, id.Path, uid)
 		}
 		unix.Close(fd)
 		if err != nil {
@@ -84,14 +81,14 @@ func sharedBy(fd int, uid uint32) (bool, error) {
 // pinSharedIn pins, in the shared directory dfd at path, each entry that
 // is not uid's, and each sticky directory that is and holds one (walked
 // in turn). It reports whether it pinned anything.
-func (st *setupState) pinSharedIn(dfd int, path string, uid uint32, depth int) (bool, error) {
+func (st *setupState) pinSharedIn(dfd int, path string, uid uint32) (bool, error) {
 	names, err := dirNames(dfd, path)
 	if err != nil {
 		return false, err
 	}
 	found := false
 	for _, name := range names {
-		pinned, err := st.pinSharedEntry(dfd, filepath.Join(path, name), name, uid, depth)
+		pinned, err := st.pinSharedEntry(dfd, filepath.Join(path, name), name, uid)
 		if err != nil {
 			return false, err
 		}
@@ -104,8 +101,10 @@ func (st *setupState) pinSharedIn(dfd int, path string, uid uint32, depth int) (
 // path) if another uid owns it, or if it is a shared directory itself
 // that holds such an entry (one that holds none stays the jail's to
 // remove). An entry gone meanwhile (its owner removed it on the host) is
-// passed over.
-func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32, depth int) (bool, error) {
+// passed over; so is a mount's root, which cannot be moved already: it is
+// asked first with an empty mask, which a FUSE mount that refuses root
+// (no allow_root) answers too.
+func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32) (bool, error) {
 	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
@@ -115,6 +114,12 @@ func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32, dep
 	}
 	defer unix.Close(fd)
 	var stx unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, 0, &stx); err != nil {
+		return false, &os.PathError{Op: "statx", Path: path, Err: err}
+	}
+	if stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 || st.pinned[path] {
+		return true, nil
+	}
 	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_UID, &stx); err != nil {
 		return false, &os.PathError{Op: "statx", Path: path, Err: err}
 	}
@@ -122,15 +127,12 @@ func (st *setupState) pinSharedEntry(dfd int, path, name string, uid uint32, dep
 	if stx.Uid == uid && !shared {
 		return false, nil // the jail's own
 	}
-	if shared && depth+1 < maxSharedDepth {
+	if shared {
 		// Its entries first: the pin of the directory, made after,
 		// carries theirs with it.
-		if others, err := st.pinSharedIn(fd, path, uid, depth+1); err != nil || !others {
+		if others, err := st.pinSharedIn(fd, path, uid); err != nil || !others {
 			return false, err
 		}
-	}
-	if stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0 || st.pinned[path] {
-		return true, nil // it cannot be moved already
 	}
 	if err := st.pinFD(fd, path); err != nil && !errors.Is(err, unix.ENOENT) {
 		return false, err

@@ -902,7 +902,10 @@ func (p *protector) unlessBenign(err error, dir string) error {
 	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil
 	case errors.Is(err, fs.ErrPermission):
-		if os.Getuid() != 0 && othersUnsearchable(dir) {
+		// Root is refused only where the filesystem refuses root itself
+		// (another user's FUSE mount without allow_root, NFS's
+		// root_squash): the jail's root, with less, is refused there too.
+		if os.Getuid() == 0 || othersUnsearchable(dir) {
 			return nil
 		}
 	}
