@@ -27,7 +27,8 @@ var ErrHomeInUse = errors.New("the jail's home is in use by a running wsh")
 // A Home is this process's connection to the keeper of one copy-on-write
 // home: every Jailer of the process with the same plan shares it.
 type Home struct {
-	plan HomePlan
+	plan   HomePlan
+	shared *Home // a project's home: the home's shared layer, held with it
 	mu   sync.Mutex
 	refs int
 	conn int
@@ -52,11 +53,33 @@ func OpenHome(plan HomePlan) (*Home, error) {
 		h.refs++
 		return h, nil
 	}
-	if err := plan.prepare(); err != nil {
-		return nil, err
-	}
 	h := &Home{plan: plan, refs: 1}
-	if err := h.connect(); err != nil {
+	if plan.Project != "" {
+		// The shared layer's keeper first: the project's keeper takes
+		// the caches from it, and it stays while this process holds it.
+		openHomes.Unlock()
+		shared, err := OpenHome(plan.Shared())
+		openHomes.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if o := openHomes.m[plan.Dir()]; o != nil {
+			shared.Release()
+			o.refs++
+			return o, nil
+		}
+		h.shared = shared
+	}
+	err := plan.prepare()
+	if err == nil {
+		err = h.connect()
+	}
+	if err != nil {
+		if h.shared != nil {
+			openHomes.Unlock()
+			h.shared.Release()
+			openHomes.Lock()
+		}
 		return nil, err
 	}
 	openHomes.m[plan.Dir()] = h
@@ -233,6 +256,11 @@ func (h *Home) Release() {
 	if h.lost == nil {
 		unix.Close(h.conn)
 	}
+	if h.shared != nil {
+		openHomes.Unlock()
+		h.shared.Release()
+		openHomes.Lock()
+	}
 }
 
 // prepare makes the state directory and the home's directories in it,
@@ -240,10 +268,17 @@ func (h *Home) Release() {
 // overlay's root, whose mode and owner the jail shows as the home's: they
 // are set to the home's own.
 func (p HomePlan) prepare() error {
-	for _, d := range []string{p.State, filepath.Join(p.State, "home"), p.Dir(), p.Work(), filepath.Join(p.Dir(), proto.GensDir)} {
+	dirs := []string{p.State, filepath.Join(p.State, "home"), p.homeDir()}
+	if p.Project != "" {
+		dirs = append(dirs, filepath.Join(p.homeDir(), ProjectsDir))
+	}
+	for _, d := range append(dirs, p.Dir(), p.Work(), filepath.Join(p.Dir(), proto.GensDir)) {
 		if err := mkdirPrivate(d); err != nil {
 			return err
 		}
+	}
+	if err := p.nameProject(); err != nil {
+		return err
 	}
 	var hst unix.Stat_t
 	if err := unix.Stat(p.Home, &hst); err != nil {
@@ -267,6 +302,27 @@ func (p HomePlan) prepare() error {
 		}
 	}
 	return mkdirPrivate(socketDir())
+}
+
+// nameProject writes, once, the project's path in its layer's directory
+// (ProjectFile): wsh home says whose each layer is.
+func (p HomePlan) nameProject() error {
+	if p.Project == "" {
+		return nil
+	}
+	name := filepath.Join(p.Dir(), ProjectFile)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(p.Project + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // mkdirPrivate makes dir (mode 0700) unless it is there, and checks that
@@ -413,6 +469,14 @@ func (p HomePlan) keeperSpec() (*proto.KeeperSpec, error) {
 		*x.dst = id
 	}
 	s.SocketName = p.socketName(s.Locks.Dev, s.Locks.Ino)
+	if p.Project != "" {
+		shared, err := proto.NewPathID(p.homeDir())
+		if err != nil {
+			return nil, err
+		}
+		s.SharedSocketName = p.Shared().socketName(shared.Dev, shared.Ino)
+		s.Caches = append([]string(nil), SharedCaches...)
+	}
 	return s, nil
 }
 
