@@ -23,6 +23,8 @@ type HomePlan struct {
 	// directory, resolved. "" is the home's shared layer, which holds the
 	// caches of every project.
 	Project string
+	// layerDir, where set (Layers), is the layer's directory as found.
+	layerDir string
 }
 
 // SharedCaches are the home's directories, relative to it, that every
@@ -48,6 +50,9 @@ const KeeperLinger = 10 * time.Second
 // path, so that two homes that share a state directory do not share an
 // upper directory.
 func (p HomePlan) Dir() string {
+	if p.layerDir != "" {
+		return p.layerDir
+	}
 	if p.Project == "" {
 		return p.homeDir()
 	}

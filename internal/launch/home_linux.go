@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,10 +30,10 @@ var ErrHomeInUse = errors.New("the jail's home is in use by a running wsh")
 type Home struct {
 	plan   HomePlan
 	shared *Home // a project's home: the home's shared layer, held with it
-	mu   sync.Mutex
-	refs int
-	conn int
-	lost error // set once the keeper has gone: no more clones
+	mu     sync.Mutex
+	refs   int
+	conn   int
+	lost   error // set once the keeper has gone: no more clones
 }
 
 // KeeperRefresh is the age after which the keeper mounts the home's
@@ -502,6 +503,61 @@ type HomeInfo struct {
 	Size    int64 // bytes on disk of what jailed commands wrote
 	Keeper  bool  // a keeper is running
 	Existed bool  // the home's directory exists
+	// Earlier, for the shared layer, lists what it holds besides the
+	// caches: what jails wrote before wsh kept a layer per project, which
+	// no jail sees any more.
+	Earlier []string
+}
+
+// Layers lists the layers of plan's home: the shared one first, then
+// every project's found in the state directory (a project whose name
+// cannot be read is named by its directory).
+func Layers(plan HomePlan) []HomePlan {
+	out := []HomePlan{plan.Shared()}
+	dir := filepath.Join(plan.homeDir(), ProjectsDir)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		l := plan.Shared()
+		l.layerDir = filepath.Join(dir, e.Name())
+		l.Project = "(unknown: " + l.layerDir + ")"
+		if b, err := os.ReadFile(filepath.Join(l.layerDir, ProjectFile)); err == nil && len(b) > 1 {
+			l.Project = strings.TrimSuffix(string(b), "\n")
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// earlierFiles lists the top-level names of the shared layer's upper
+// directory that no shared cache lies beneath.
+func earlierFiles(p HomePlan) []string {
+	if p.Project != "" {
+		return nil
+	}
+	names, _ := readNames(p.Upper())
+	var out []string
+	for _, n := range names {
+		cache := false
+		for _, c := range SharedCaches {
+			cache = cache || c == n || strings.HasPrefix(c, n+"/")
+		}
+		if !cache {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // InspectHome says how much the home holds and whether its keeper runs.
@@ -512,6 +568,7 @@ func InspectHome(p HomePlan) HomeInfo {
 	}
 	info.Existed = true
 	info.Size = diskUsage(p.Upper())
+	info.Earlier = earlierFiles(p)
 	if l, err := openLock(p.Dir(), proto.KeeperLockName); err == nil {
 		info.Keeper = flock(l, unix.LOCK_SH|unix.LOCK_NB) != nil
 		l.Close()
@@ -570,10 +627,18 @@ func ResetHome(p HomePlan) (int64, error) {
 		return 0, err
 	}
 	freed := diskUsageAt(dfd, "upper")
-	for _, name := range []string{"upper", "work", proto.GensDir} {
+	names := []string{"upper", "work", proto.GensDir}
+	if p.Project != "" {
+		// A project's layer goes whole: its next run makes it anew.
+		names = append(names, ProjectFile, proto.KeeperLockName)
+	}
+	for _, name := range names {
 		if err := removeAt(dfd, name); err != nil {
 			return 0, &os.PathError{Op: "remove", Path: filepath.Join(p.Dir(), name), Err: err}
 		}
+	}
+	if p.Project != "" {
+		return freed, os.Remove(p.Dir())
 	}
 	return freed, p.prepare()
 }
