@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newProject makes a project directory in the home fixture, owned by its
@@ -88,6 +90,44 @@ func TestHomeProjectConcurrentRuns(t *testing.T) {
 			release(t, first, goOn)
 			if r := first.wait(t); r.status != 0 || r.stdout != "second\n" {
 				t.Errorf("the first run of the project: status %d, %q\n%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHomeCommandLayers: wsh home names each project's layer and says
+// what the shared layer holds from before per-project layers (a file an
+// earlier wsh kept there); wsh home reset empties every layer, each
+// named.
+func TestHomeCommandLayers(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			a, b := h.newProject(t, "layerA"), h.newProject(t, "layerB")
+			h.jailIn(t, a, "echo a > ~/layer-probe")
+			h.jailIn(t, b, "echo b > ~/layer-probe")
+			keys, _ := filepath.Glob(filepath.Join(h.stateDir(), "home", "*", "upper"))
+			if len(keys) != 1 {
+				t.Fatalf("the home's shared layers: %q", keys)
+			}
+			earlier := "earlier-" + uniqueNumber(0)
+			writeOwned(t, u, filepath.Join(keys[0], earlier), "from an earlier wsh\n")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := wshCmd(ctx, u, a, h.env(), "home").CombinedOutput()
+			for _, want := range []string{"project " + a + " (this one):", "project " + b + ":", "also:   " + earlier} {
+				if err != nil || !strings.Contains(string(out), want) {
+					t.Errorf("wsh home does not say %q: %v\n%s", want, err, out)
+				}
+			}
+			out, err = wshCmd(ctx, u, a, h.env(), "home", "reset").CombinedOutput()
+			for _, want := range []string{"emptied the layer of project " + a, "emptied the layer of project " + b, "emptied the shared layer"} {
+				if err != nil || !strings.Contains(string(out), want) {
+					t.Errorf("wsh home reset does not say %q: %v\n%s", want, err, out)
+				}
+			}
+			if got := h.jailIn(t, b, "cat ~/layer-probe 2>&1 || true"); strings.TrimSpace(got) == "b" {
+				t.Errorf("project B's layer is still there after wsh home reset")
 			}
 		})
 	}
