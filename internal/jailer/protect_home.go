@@ -19,7 +19,8 @@ import (
 // directory a tool only looks into. makeNone for the rest: a file whose
 // empty form means something (an empty ~/.vimrc keeps vim from loading
 // defaults.vim, an empty ~/.emacs from loading ~/.emacs.d/init.el, an
-// empty YAML or JSON file is an error to gem, conda, yarn 2 and docker)
+// empty YAML or JSON file is not read as none by every version
+// of gem, conda, yarn 2 and docker)
 // and the names of more than one component, whose first directory would
 // be made too. A command can make those; wsh says so after it.
 var homeToolFiles = map[string]placeholder{
