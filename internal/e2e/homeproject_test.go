@@ -97,8 +97,8 @@ func TestHomeProjectConcurrentRuns(t *testing.T) {
 
 // TestHomeCommandLayers: wsh home names each project's layer and says
 // what the shared layer holds from before per-project layers (a file an
-// earlier wsh kept there); wsh home reset empties every layer, each
-// named.
+// earlier wsh kept there), as the first run after it does, once; wsh home
+// reset empties every layer, each named.
 func TestHomeCommandLayers(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
@@ -112,6 +112,14 @@ func TestHomeCommandLayers(t *testing.T) {
 			}
 			earlier := "earlier-" + uniqueNumber(0)
 			writeOwned(t, u, filepath.Join(keys[0], earlier), "from an earlier wsh\n")
+			os.Remove(filepath.Join(filepath.Dir(keys[0]), "earlier-said")) // an earlier test's run said its own
+			// The next run says it, once; the run after does not.
+			for i, want := range []bool{true, false} {
+				r := runWsh(t, u, a, append(h.env(), jailEnv...), "true")
+				if said := strings.Contains(r.stderr, earlier) && strings.Contains(r.stderr, "no jail sees it now"); r.status != 0 || said != want {
+					t.Errorf("run %d after an earlier wsh's file in the shared layer: status %d, said %v, want %v:\n%s", i+1, r.status, said, want, r.stderr)
+				}
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			out, err := wshCmd(ctx, u, a, h.env(), "home").CombinedOutput()

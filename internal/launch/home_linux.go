@@ -551,6 +551,29 @@ func earlierFiles(p HomePlan) []string {
 	return out
 }
 
+// EarlierSaid is the file, in the home's directory, whose presence says
+// that a run has said what the shared layer holds from before per-project
+// layers (EarlierUnsaid).
+const EarlierSaid = "earlier-said"
+
+// EarlierUnsaid returns, once for the home, what its shared layer holds
+// besides the caches (earlierFiles): what jails wrote before wsh kept a
+// layer per project, which no jail sees any more. A run says it; later
+// runs do not (wsh home always does).
+func EarlierUnsaid(plan HomePlan) []string {
+	shared := plan.Shared()
+	names := earlierFiles(shared)
+	if len(names) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(shared.Dir(), EarlierSaid), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil // said before (or it cannot be noted: then not said at every run)
+	}
+	f.Close()
+	return names
+}
+
 func readNames(dir string) ([]string, error) {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -627,7 +650,7 @@ func ResetHome(p HomePlan) (int64, error) {
 		return 0, err
 	}
 	freed := diskUsageAt(dfd, "upper")
-	names := []string{"upper", "work", proto.GensDir}
+	names := []string{"upper", "work", proto.GensDir, EarlierSaid}
 	if p.Project != "" {
 		// A project's layer goes whole: its next run makes it anew.
 		names = append(names, ProjectFile, proto.KeeperLockName)
