@@ -204,7 +204,9 @@ func askClone(c int) (sharedClone, error) {
 }
 
 // inUse says a project's keeper still holds a shared clone that a jail
-// uses: the lock of its generation is held by others.
+// uses: the lock of its generation is held by others. Only a lock held
+// says so: a lock file that cannot be opened (the state directory was
+// removed) has nobody left to hold it.
 func (k *keeper) inUse() bool {
 	g := k.cur
 	if g == nil || g.cache.mount < 0 {
@@ -212,7 +214,7 @@ func (k *keeper) inUse() bool {
 	}
 	l, err := lockFile(k.gens, g.lock, unix.LOCK_EX)
 	if err != nil {
-		return true
+		return errors.Is(err, unix.EWOULDBLOCK)
 	}
 	unix.Close(l)
 	return false
