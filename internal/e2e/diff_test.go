@@ -22,7 +22,9 @@ import (
 // left still runs: a documented difference, not compared.
 var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".vscode",
 	".bashrc.d", ".ssh", ".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json"}
+	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json",
+	".npmrc", ".yarnrc", ".gdbinit", ".tmux.conf", ".mavenrc", ".irbrc", ".pryrc", ".psqlrc", ".Rprofile", ".guile",
+	".sqliterc", ".vim", ".node_modules", ".node_libraries"}
 
 // A run is what one shell gave for one script.
 type shellRun struct {

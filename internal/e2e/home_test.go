@@ -567,9 +567,10 @@ func TestStartDirectoryNotWritable(t *testing.T) {
 	}
 }
 
-// TestHomeBrokenByAnotherRun: a run whose jails replaced, in the shared
-// copy-on-write home, a directory that another run makes writable (here
-// with a file) fails that run's home, not its jail: its commands run,
+// TestHomeBrokenByAnotherRun: a run whose jails replaced, in the
+// project's copy-on-write home, a directory that another run of the
+// project makes writable (here with a file) fails that run's home, not
+// its jail: its commands run,
 // with the host's home read-only and the writable path the host's own,
 // and the first says why.
 func TestHomeBrokenByAnotherRun(t *testing.T) {
@@ -580,7 +581,7 @@ func TestHomeBrokenByAnotherRun(t *testing.T) {
 			data := filepath.Join(h.dir, name)
 			mkdirOwned(t, u, data)
 			writeOwned(t, u, filepath.Join(data, "f"), "host\n")
-			h.jailIn(t, workDir(t, u), "rm -r ~/"+name+" && echo replaced > ~/"+name)
+			h.jailIn(t, h.proj, "rm -r ~/"+name+" && echo replaced > ~/"+name)
 			env := append(h.env("WSH_WRITABLE="+data), jailEnv...)
 			r := runWsh(t, u, h.proj, env, "/bin/cat ~/"+name+"/f && /bin/touch ~/"+name+"/g && echo wrote; /bin/touch ~/other-"+name+" || echo refused")
 			if r.status != 0 || r.stdout != "host\nwrote\nrefused\n" ||

@@ -70,13 +70,17 @@ type keeper struct {
 	listener int
 	sockDir  int
 	conns    map[int]bool
+	shared   int // a project's keeper: its connection to the shared layer's keeper, or -1
 }
 
-// A generation is one mount of the overlay and its lock file.
+// A generation is one mount of the overlay and its lock file; for a
+// project's keeper, with the clone of the shared layer its caches come
+// from, and that clone's lock, held for as long as the generation lives.
 type generation struct {
 	mount int
 	lock  string // the lock file's name in the gens directory
 	born  time.Time
+	cache sharedClone
 }
 
 // keep takes the keeper lock, makes sure no mount of an earlier keeper is
@@ -97,7 +101,7 @@ func keep(s *proto.KeeperSpec) (*keeper, proto.Step, error) {
 	if err != nil {
 		return nil, proto.StepKeeperLock, err
 	}
-	k := &keeper{spec: s, gens: gens, conns: map[int]bool{}}
+	k := &keeper{spec: s, gens: gens, conns: map[int]bool{}, shared: -1}
 	if err := k.clearGenerations(); err != nil {
 		return nil, proto.StepKeeperLock, err
 	}
@@ -144,6 +148,11 @@ func (k *keeper) newGeneration() error {
 	if err != nil {
 		return err
 	}
+	cache, err := k.mountCaches(mfd)
+	if err != nil {
+		unix.Close(mfd)
+		return err
+	}
 	var b [8]byte
 	if _, err := unix.Getrandom(b[:], 0); err != nil {
 		unix.Close(mfd)
@@ -152,11 +161,12 @@ func (k *keeper) newGeneration() error {
 	name := hex.EncodeToString(b[:]) + ".lock"
 	fd, err := openBeneath(k.gens, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL)
 	if err != nil {
+		cache.close()
 		unix.Close(mfd)
 		return err
 	}
 	unix.Close(fd)
-	k.cur = &generation{mount: mfd, lock: name, born: time.Now()}
+	k.cur = &generation{mount: mfd, lock: name, born: time.Now(), cache: cache}
 	return nil
 }
 
@@ -176,6 +186,7 @@ func (k *keeper) refresh() error {
 			unix.Unlinkat(k.gens, g.lock, 0)
 			unix.Close(l)
 			unix.Close(g.mount)
+			g.cache.close()
 			k.cur = nil
 		}
 	}
@@ -363,6 +374,8 @@ func (k *keeper) serve() {
 			continue
 		case err != nil:
 			return // bug: poll of our own descriptors
+		case n == 0 && k.inUse():
+			continue // a jail still uses the caches' clone this keeper holds
 		case n == 0:
 			return // idle for the linger time
 		}
@@ -452,7 +465,8 @@ func (k *keeper) clone() (mount, lock int, err error) {
 	if err != nil {
 		return -1, -1, err
 	}
-	mount, err = unix.OpenTree(k.cur.mount, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	// AT_RECURSIVE: with the caches mounted on a project's overlay.
+	mount, err = unix.OpenTree(k.cur.mount, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
 		unix.Close(lock)
 		return -1, -1, err

@@ -240,6 +240,7 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 		return plan, "", err
 	}
 	plan, why, _ = planHome(cfg, environ, w)
+	plan.Project = projectOf(dir)
 	if why == "" {
 		if p, err := makeState(plan, environ, w); err != nil {
 			why = err.Error()
@@ -344,4 +345,30 @@ func existingStates(environ []string, plan launch.HomePlan) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// projectOf is the project a run started in dir works on, whose layer of
+// the copy-on-write home keeps what its commands write there (but for the
+// shared caches): the top level of the git repository dir is in (the
+// nearest directory above it, itself included, that holds a .git), else
+// dir itself; resolved. The search stops below a directory that every
+// user can write (/tmp, /var/tmp): a .git any command can plant there
+// would make one project of every directory beneath it.
+func projectOf(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	dir = filepath.Clean(dir)
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if d != dir && (err != nil || fi.Mode().Perm()&0o002 != 0) {
+			return dir
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
 }

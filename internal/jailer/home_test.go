@@ -266,3 +266,38 @@ func TestNotWritableByDefault(t *testing.T) {
 		t.Errorf("a directory that holds a home outside /home: %q", got)
 	}
 }
+
+// TestProjectOf: the project is the top level of the repository the start
+// directory is in (a .git directory or file), else the start directory,
+// resolved.
+func TestProjectOf(t *testing.T) {
+	d := t.TempDir()
+	repo, plain := filepath.Join(d, "repo"), filepath.Join(d, "plain", "sub")
+	for _, p := range []string{filepath.Join(repo, ".git"), filepath.Join(repo, "a", "b"), plain} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(repo, "a"), filepath.Join(d, "link")); err != nil {
+		t.Fatal(err)
+	}
+	// A .git in a directory every user can write (as in /tmp) is not
+	// looked for: any command could plant one.
+	open := filepath.Join(d, "open")
+	for _, p := range []string{filepath.Join(open, ".git"), filepath.Join(open, "proj")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		filepath.Join(repo, "a", "b"): repo, repo: repo, plain: plain, filepath.Join(d, "link"): repo,
+		filepath.Join(open, "proj"): filepath.Join(open, "proj"),
+	} {
+		if got := projectOf(dir); got != want {
+			t.Errorf("projectOf(%s) = %s, want %s", dir, got, want)
+		}
+	}
+}

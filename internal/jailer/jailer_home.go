@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"wsh/config"
@@ -89,6 +90,11 @@ func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, f
 	}
 	j.policy.home = view
 	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
+	if names := launch.EarlierUnsaid(plan); len(names) > 0 {
+		fmt.Fprintf(j.warn, "wsh: the jail's home now keeps a layer per project: what jails wrote to it before (%s) "+
+			"is kept in %s, and no jail sees it now; wsh home shows it, wsh home reset removes it\n",
+			strings.Join(names, ", "), plan.Shared().Upper())
+	}
 }
 
 // attachHome gives req the copy-on-write home: a clone of its mount, and

@@ -5,6 +5,7 @@ package jailer
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,10 +53,13 @@ type homeView struct {
 
 // A viewGen is one clone the view holds.
 type viewGen struct {
-	root  int    // O_PATH descriptor of the mount's root
-	dev   uint64 // the overlay's device: the same for every clone of a mount
-	clone launch.Clone
-	since time.Time // when the view got it
+	root int    // O_PATH descriptor of the mount's root
+	dev  uint64 // the overlay's device: the same for every clone of a mount
+	// caches are the devices of the shared layer's caches mounted on a
+	// project's home (launch.SharedCaches): opened through the view too.
+	caches []uint64
+	clone  launch.Clone
+	since  time.Time // when the view got it
 }
 
 // viewIdle is how long the view keeps a clone after its last use.
@@ -126,7 +130,7 @@ func (v *homeView) acquireLocked() (*viewGen, error) {
 			c.Lock.Close()
 			return nil, os.NewSyscallError("the jail's home", err)
 		}
-		v.gen = &viewGen{root: fd, dev: st.Dev, clone: c, since: time.Now()}
+		v.gen = &viewGen{root: fd, dev: st.Dev, caches: cacheDevs(fd, st.Dev), clone: c, since: time.Now()}
 	}
 	v.ops++
 	return v.gen, nil
@@ -239,7 +243,26 @@ func (v *homeView) owns(dev uint64) bool {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.gen != nil && v.gen.dev == dev
+	return v.gen != nil && (v.gen.dev == dev || slices.Contains(v.gen.caches, dev))
+}
+
+// cacheDevs are the devices of the shared caches mounted beneath the
+// home's root, other than the home's own dev.
+func cacheDevs(root int, dev uint64) []uint64 {
+	var out []uint64
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+	for _, rel := range launch.SharedCaches {
+		fd, err := resolve.Open(root, rel, how)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Dev != dev && !slices.Contains(out, st.Dev) {
+			out = append(out, st.Dev)
+		}
+		unix.Close(fd)
+	}
+	return out
 }
 
 // rel returns real's path relative to the home's root, when real (a path

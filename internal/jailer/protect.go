@@ -584,6 +584,11 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		for _, n := range p.names {
 			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
+		if b == p.home {
+			for _, c := range p.homeToolCandidates() {
+				add(c)
+			}
+		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
 			return nil, err
@@ -601,6 +606,10 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 	if p.home != "" && p.rootOf(p.home) == "" {
 		for _, n := range p.names {
 			add(candidate{path: filepath.Join(p.home, n), base: p.home})
+		}
+		for _, c := range p.homeToolCandidates() {
+			c.make = makeNone
+			add(c)
 		}
 	}
 	// The global git configs, where they lie in a writable path (a home

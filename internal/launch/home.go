@@ -17,6 +17,29 @@ import (
 type HomePlan struct {
 	Home  string // the host's home directory, absolute and resolved
 	State string // wsh's state directory: $XDG_STATE_HOME/wsh
+	// Project is the project whose own layer keeps what jailed commands
+	// write to the home, but for the caches (SharedCaches): the top level
+	// of the repository the start directory is in, else the start
+	// directory, resolved. "" is the home's shared layer, which holds the
+	// caches of every project.
+	Project string
+	// layerDir, where set (Layers), is the layer's directory as found.
+	layerDir string
+}
+
+// SharedCaches are the home's directories, relative to it, that every
+// project's jails share: package and build caches, which hold what a tool
+// fetched or built by its content, not code a tool runs by itself. Each
+// jail of a project sees them from the home's shared layer, where what
+// any project's jails write to them is kept (docs/config.md, WSH_HOME).
+var SharedCaches = []string{
+	".cache/go-build", // go's build cache (GOCACHE's default)
+	"go/pkg/mod",      // go's module cache (GOMODCACHE's default)
+	".npm",            // npm's cache
+	".cache/pip",      // pip's cache
+	".cargo/registry", // cargo's crates
+	".cargo/git",      // cargo's git dependencies
+	".m2/repository",  // maven's repository
 }
 
 // KeeperLinger is how long a home's keeper stays once no wsh is connected:
@@ -27,8 +50,34 @@ const KeeperLinger = 10 * time.Second
 // path, so that two homes that share a state directory do not share an
 // upper directory.
 func (p HomePlan) Dir() string {
+	if p.layerDir != "" {
+		return p.layerDir
+	}
+	if p.Project == "" {
+		return p.homeDir()
+	}
+	sum := sha256.Sum256([]byte(p.Project))
+	return filepath.Join(p.homeDir(), ProjectsDir, hex.EncodeToString(sum[:8]))
+}
+
+// homeDir is the home's directory, where its shared layer is kept, and
+// its projects' layers beneath ProjectsDir.
+func (p HomePlan) homeDir() string {
 	sum := sha256.Sum256([]byte(p.Home))
 	return filepath.Join(p.State, "home", hex.EncodeToString(sum[:8]))
+}
+
+// ProjectsDir is the directory of the projects' layers in a home's
+// directory; each project's has a file ProjectFile naming the project.
+const (
+	ProjectsDir = "projects"
+	ProjectFile = "project"
+)
+
+// Shared is the plan of the home's shared layer: the caches' home.
+func (p HomePlan) Shared() HomePlan {
+	p.Project = ""
+	return p
 }
 
 // Upper is the overlay's upper directory: what jailed commands wrote to

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,11 +28,12 @@ var ErrHomeInUse = errors.New("the jail's home is in use by a running wsh")
 // A Home is this process's connection to the keeper of one copy-on-write
 // home: every Jailer of the process with the same plan shares it.
 type Home struct {
-	plan HomePlan
-	mu   sync.Mutex
-	refs int
-	conn int
-	lost error // set once the keeper has gone: no more clones
+	plan   HomePlan
+	shared *Home // a project's home: the home's shared layer, held with it
+	mu     sync.Mutex
+	refs   int
+	conn   int
+	lost   error // set once the keeper has gone: no more clones
 }
 
 // KeeperRefresh is the age after which the keeper mounts the home's
@@ -52,11 +54,33 @@ func OpenHome(plan HomePlan) (*Home, error) {
 		h.refs++
 		return h, nil
 	}
-	if err := plan.prepare(); err != nil {
-		return nil, err
-	}
 	h := &Home{plan: plan, refs: 1}
-	if err := h.connect(); err != nil {
+	if plan.Project != "" {
+		// The shared layer's keeper first: the project's keeper takes
+		// the caches from it, and it stays while this process holds it.
+		openHomes.Unlock()
+		shared, err := OpenHome(plan.Shared())
+		openHomes.Lock()
+		if err != nil {
+			return nil, err
+		}
+		if o := openHomes.m[plan.Dir()]; o != nil {
+			shared.Release()
+			o.refs++
+			return o, nil
+		}
+		h.shared = shared
+	}
+	err := plan.prepare()
+	if err == nil {
+		err = h.connect()
+	}
+	if err != nil {
+		if h.shared != nil {
+			openHomes.Unlock()
+			h.shared.Release()
+			openHomes.Lock()
+		}
 		return nil, err
 	}
 	openHomes.m[plan.Dir()] = h
@@ -233,6 +257,11 @@ func (h *Home) Release() {
 	if h.lost == nil {
 		unix.Close(h.conn)
 	}
+	if h.shared != nil {
+		openHomes.Unlock()
+		h.shared.Release()
+		openHomes.Lock()
+	}
 }
 
 // prepare makes the state directory and the home's directories in it,
@@ -240,10 +269,17 @@ func (h *Home) Release() {
 // overlay's root, whose mode and owner the jail shows as the home's: they
 // are set to the home's own.
 func (p HomePlan) prepare() error {
-	for _, d := range []string{p.State, filepath.Join(p.State, "home"), p.Dir(), p.Work(), filepath.Join(p.Dir(), proto.GensDir)} {
+	dirs := []string{p.State, filepath.Join(p.State, "home"), p.homeDir()}
+	if p.Project != "" {
+		dirs = append(dirs, filepath.Join(p.homeDir(), ProjectsDir))
+	}
+	for _, d := range append(dirs, p.Dir(), p.Work(), filepath.Join(p.Dir(), proto.GensDir)) {
 		if err := mkdirPrivate(d); err != nil {
 			return err
 		}
+	}
+	if err := p.nameProject(); err != nil {
+		return err
 	}
 	var hst unix.Stat_t
 	if err := unix.Stat(p.Home, &hst); err != nil {
@@ -267,6 +303,27 @@ func (p HomePlan) prepare() error {
 		}
 	}
 	return mkdirPrivate(socketDir())
+}
+
+// nameProject writes, once, the project's path in its layer's directory
+// (ProjectFile): wsh home says whose each layer is.
+func (p HomePlan) nameProject() error {
+	if p.Project == "" {
+		return nil
+	}
+	name := filepath.Join(p.Dir(), ProjectFile)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(p.Project + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // mkdirPrivate makes dir (mode 0700) unless it is there, and checks that
@@ -413,6 +470,14 @@ func (p HomePlan) keeperSpec() (*proto.KeeperSpec, error) {
 		*x.dst = id
 	}
 	s.SocketName = p.socketName(s.Locks.Dev, s.Locks.Ino)
+	if p.Project != "" {
+		shared, err := proto.NewPathID(p.homeDir())
+		if err != nil {
+			return nil, err
+		}
+		s.SharedSocketName = p.Shared().socketName(shared.Dev, shared.Ino)
+		s.Caches = append([]string(nil), SharedCaches...)
+	}
 	return s, nil
 }
 
@@ -438,6 +503,84 @@ type HomeInfo struct {
 	Size    int64 // bytes on disk of what jailed commands wrote
 	Keeper  bool  // a keeper is running
 	Existed bool  // the home's directory exists
+	// Earlier, for the shared layer, lists what it holds besides the
+	// caches: what jails wrote before wsh kept a layer per project, which
+	// no jail sees any more.
+	Earlier []string
+}
+
+// Layers lists the layers of plan's home: the shared one first, then
+// every project's found in the state directory (a project whose name
+// cannot be read is named by its directory).
+func Layers(plan HomePlan) []HomePlan {
+	out := []HomePlan{plan.Shared()}
+	dir := filepath.Join(plan.homeDir(), ProjectsDir)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		l := plan.Shared()
+		l.layerDir = filepath.Join(dir, e.Name())
+		l.Project = "(unknown: " + l.layerDir + ")"
+		if b, err := os.ReadFile(filepath.Join(l.layerDir, ProjectFile)); err == nil && len(b) > 1 {
+			l.Project = strings.TrimSuffix(string(b), "\n")
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// earlierFiles lists the top-level names of the shared layer's upper
+// directory that no shared cache lies beneath.
+func earlierFiles(p HomePlan) []string {
+	if p.Project != "" {
+		return nil
+	}
+	names, _ := readNames(p.Upper())
+	var out []string
+	for _, n := range names {
+		cache := false
+		for _, c := range SharedCaches {
+			cache = cache || c == n || strings.HasPrefix(c, n+"/")
+		}
+		if !cache {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// EarlierSaid is the file, in the home's directory, whose presence says
+// that a run has said what the shared layer holds from before per-project
+// layers (EarlierUnsaid).
+const EarlierSaid = "earlier-said"
+
+// EarlierUnsaid returns, once for the home, what its shared layer holds
+// besides the caches (earlierFiles): what jails wrote before wsh kept a
+// layer per project, which no jail sees any more. A run says it; later
+// runs do not (wsh home always does).
+func EarlierUnsaid(plan HomePlan) []string {
+	shared := plan.Shared()
+	names := earlierFiles(shared)
+	if len(names) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(shared.Dir(), EarlierSaid), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil // said before (or it cannot be noted: then not said at every run)
+	}
+	f.Close()
+	return names
+}
+
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // InspectHome says how much the home holds and whether its keeper runs.
@@ -448,6 +591,7 @@ func InspectHome(p HomePlan) HomeInfo {
 	}
 	info.Existed = true
 	info.Size = diskUsage(p.Upper())
+	info.Earlier = earlierFiles(p)
 	if l, err := openLock(p.Dir(), proto.KeeperLockName); err == nil {
 		info.Keeper = flock(l, unix.LOCK_SH|unix.LOCK_NB) != nil
 		l.Close()
@@ -506,10 +650,18 @@ func ResetHome(p HomePlan) (int64, error) {
 		return 0, err
 	}
 	freed := diskUsageAt(dfd, "upper")
-	for _, name := range []string{"upper", "work", proto.GensDir} {
+	names := []string{"upper", "work", proto.GensDir, EarlierSaid}
+	if p.Project != "" {
+		// A project's layer goes whole: its next run makes it anew.
+		names = append(names, ProjectFile, proto.KeeperLockName)
+	}
+	for _, name := range names {
 		if err := removeAt(dfd, name); err != nil {
 			return 0, &os.PathError{Op: "remove", Path: filepath.Join(p.Dir(), name), Err: err}
 		}
+	}
+	if p.Project != "" {
+		return freed, os.Remove(p.Dir())
 	}
 	return freed, p.prepare()
 }

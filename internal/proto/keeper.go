@@ -47,6 +47,14 @@ type KeeperSpec struct {
 	// caches what it has looked up in the host's home, and would go on
 	// showing what the host has changed since.
 	Refresh time.Duration
+	// SharedSocketName, for a project's home, is the socket (in
+	// SocketDir) of the keeper of the home's shared layer: each mount of
+	// the project's overlay gets, at each of Caches (paths relative to
+	// the home), the same directory of a clone of the shared layer's
+	// mount, whose lock the keeper holds for as long as that mount
+	// lives. "" for the shared layer's own keeper.
+	SharedSocketName string
+	Caches           []string
 }
 
 // The lock files of a home. The keeper holds KeeperLockName exclusively
@@ -63,7 +71,7 @@ const (
 	GensDir        = "gen"
 )
 
-const keeperMagic = "wsh-keep\x01"
+const keeperMagic = "wsh-keep\x02"
 
 // Encode returns the keeper spec's wire form.
 func (s *KeeperSpec) Encode() ([]byte, error) {
@@ -75,6 +83,8 @@ func (s *KeeperSpec) Encode() ([]byte, error) {
 	e.str(s.SocketName)
 	e.u64(uint64(s.Linger))
 	e.u64(uint64(s.Refresh))
+	e.str(s.SharedSocketName)
+	e.strs(s.Caches)
 	return e.b, nil
 }
 
@@ -95,6 +105,8 @@ func ReadKeeperSpec(r io.Reader) (*KeeperSpec, error) {
 	s.SocketName = d.str()
 	s.Linger = time.Duration(d.u64())
 	s.Refresh = time.Duration(d.u64())
+	s.SharedSocketName = d.str()
+	s.Caches = d.strs()
 	if d.bad || len(d.b) != 0 || s.Home.Path == "" || s.SocketName == "" {
 		return nil, errors.New("home keeper: spec: malformed")
 	}

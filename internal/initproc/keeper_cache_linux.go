@@ -1,0 +1,221 @@
+package initproc
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
+	"wsh/internal/resolve"
+)
+
+// A project's keeper mounts the caches of the home's shared layer on its
+// own overlay: each mount of the project's overlay gets, at each cache
+// directory (KeeperSpec.Caches), the same directory of a clone of the
+// shared layer's mount, which the shared layer's keeper hands out. Jails
+// and the shell's view get a clone of the whole tree. The shared clone's
+// lock (its generation's, held shared) stays with the project's
+// generation: the shared keeper mounts its overlay anew only once nothing
+// uses the old one, and the project's generation is dropped only once
+// nothing uses it.
+
+// A sharedClone is a clone of the shared layer's mount and its lock; -1
+// for none.
+type sharedClone struct{ mount, lock int }
+
+func (c sharedClone) close() {
+	if c.mount > 0 {
+		unix.Close(c.mount)
+		unix.Close(c.lock)
+	}
+}
+
+// mountCaches mounts the shared layer's caches on the overlay mfd, for a
+// project's keeper; nothing for the shared layer's own.
+func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
+	none := sharedClone{-1, -1}
+	if k.spec.SharedSocketName == "" {
+		return none, nil
+	}
+	c, err := k.sharedClone()
+	if err != nil {
+		return none, err
+	}
+	for _, rel := range k.spec.Caches {
+		if err := mountCache(c.mount, mfd, rel); err != nil {
+			c.close()
+			return none, err
+		}
+	}
+	return c, nil
+}
+
+// mountCache mounts rel of the shared mount on rel of the overlay mfd,
+// making the directory in both where it is missing. A path that is not a
+// directory in either (a symlink, a file: the host's home has it so) is
+// left as it is: there the cache is the project's own.
+func mountCache(shared, mfd int, rel string) error {
+	src, err := makeDirBeneath(shared, rel)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "make the shared cache", Path: rel, Err: err}
+	}
+	defer unix.Close(src)
+	dst, err := makeDirBeneath(mfd, rel)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "make the cache's place", Path: rel, Err: err}
+	}
+	defer unix.Close(dst)
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return &os.PathError{Op: "open_tree", Path: rel, Err: err}
+	}
+	defer unix.Close(tree)
+	// Onto a mount that is not attached: Linux 6.15 and later.
+	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount (the shared cache onto the project's home)", Path: rel, Err: err}
+	}
+	return nil
+}
+
+// makeDirBeneath opens rel beneath the directory dir as an O_PATH
+// descriptor, making the directories that are missing (0755), following
+// no symlink and crossing no mount.
+func makeDirBeneath(dir int, rel string) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV}
+	cur, err := unix.Dup(dir)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(filepath.Clean(rel), "/") {
+		if err := unix.Mkdirat(cur, c, 0o755); err != nil && err != unix.EEXIST {
+			unix.Close(cur)
+			return -1, err
+		}
+		next, err := resolve.Open(cur, c, how)
+		unix.Close(cur)
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// sharedClone asks the shared layer's keeper for a clone of its mount,
+// connecting to it (again) when there is no connection or it broke.
+func (k *keeper) sharedClone() (sharedClone, error) {
+	for try := 0; try < 2; try++ {
+		if k.shared < 0 {
+			c, err := k.dialShared()
+			if err != nil {
+				return sharedClone{-1, -1}, err
+			}
+			k.shared = c
+		}
+		c, err := askClone(k.shared)
+		if err == nil || !errors.Is(err, errSharedGone) {
+			return c, err
+		}
+		unix.Close(k.shared)
+		k.shared = -1
+	}
+	return sharedClone{-1, -1}, &os.PathError{Op: "the shared layer's keeper", Path: k.spec.SharedSocketName, Err: unix.ECONNRESET}
+}
+
+var errSharedGone = errors.New("the shared layer's keeper is gone")
+
+// dialShared connects to the shared layer's keeper, in the socket
+// directory opened by identity.
+func (k *keeper) dialShared() (int, error) {
+	dir, err := k.spec.SocketDir.Open()
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dir)
+	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	tv := unix.Timeval{Sec: 5}
+	unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dir) + "/" + k.spec.SharedSocketName}
+	for {
+		err = unix.Connect(c, addr)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(c)
+		return -1, &os.PathError{Op: "connect to the shared layer's keeper", Path: k.spec.SharedSocketName, Err: err}
+	}
+	return c, nil
+}
+
+// askClone asks the keeper on c for a clone of its mount.
+func askClone(c int) (sharedClone, error) {
+	none := sharedClone{-1, -1}
+	if _, err := unix.Write(c, []byte{proto.KeeperClone}); err != nil {
+		return none, errSharedGone
+	}
+	var b [5]byte
+	oob := make([]byte, unix.CmsgSpace(8))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(c, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		return none, errSharedGone
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			if f, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, f...)
+			}
+		}
+	}
+	if n == 1 && b[0] == proto.KeeperMount && len(fds) == 2 {
+		return sharedClone{fds[0], fds[1]}, nil
+	}
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	if n == 5 && b[0] == proto.KeeperFailed {
+		return none, &os.PathError{Op: "the shared layer's keeper", Path: "clone", Err: syscall.Errno(uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16 | uint32(b[4])<<24)}
+	}
+	return none, &os.PathError{Op: "the shared layer's keeper", Path: "clone", Err: unix.EPROTO}
+}
+
+// inUse says a project's keeper still holds a shared clone that a jail
+// uses: the lock of its generation is held by others. Only a lock held
+// says so: a lock file that cannot be opened (the state directory was
+// removed) has nobody left to hold it.
+func (k *keeper) inUse() bool {
+	g := k.cur
+	if g == nil || g.cache.mount < 0 {
+		return false
+	}
+	l, err := lockFile(k.gens, g.lock, unix.LOCK_EX)
+	if err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Close(l)
+	return false
+}
