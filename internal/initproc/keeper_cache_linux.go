@@ -46,11 +46,22 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 	if err != nil {
 		return none, err
 	}
+	mounted := false
 	for _, rel := range k.spec.Caches {
-		if err := mountCache(c.mount, mfd, rel); err != nil {
+		done, err := mountCache(c.mount, mfd, rel)
+		if !mounted && err == errDetachedTarget {
+			// A kernel before 6.15 mounts nothing onto a mount that
+			// is not attached: the caches are the project's own, in
+			// its layer, as everything else of the home (the host's
+			// caches are still its lower layer).
+			c.close()
+			return none, nil
+		}
+		if err != nil {
 			c.close()
 			return none, err
 		}
+		mounted = mounted || done
 	}
 	return c, nil
 }
@@ -58,35 +69,45 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 // mountCache mounts rel of the shared mount on rel of the overlay mfd,
 // making the directory in both where it is missing. A path that is not a
 // directory in either (a symlink, a file: the host's home has it so) is
-// left as it is: there the cache is the project's own.
-func mountCache(shared, mfd int, rel string) error {
+// left as it is: there the cache is the project's own. It reports whether
+// it mounted the cache.
+func mountCache(shared, mfd int, rel string) (bool, error) {
 	src, err := makeDirBeneath(shared, rel)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return &os.PathError{Op: "make the shared cache", Path: rel, Err: err}
+		return false, &os.PathError{Op: "make the shared cache", Path: rel, Err: err}
 	}
 	defer unix.Close(src)
 	dst, err := makeDirBeneath(mfd, rel)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return &os.PathError{Op: "make the cache's place", Path: rel, Err: err}
+		return false, &os.PathError{Op: "make the cache's place", Path: rel, Err: err}
 	}
 	defer unix.Close(dst)
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 	if err != nil {
-		return &os.PathError{Op: "open_tree", Path: rel, Err: err}
+		return false, &os.PathError{Op: "open_tree", Path: rel, Err: err}
 	}
 	defer unix.Close(tree)
 	// Onto a mount that is not attached: Linux 6.15 and later.
-	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return &os.PathError{Op: "move_mount (the shared cache onto the project's home)", Path: rel, Err: err}
+	err = unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	if err == unix.EINVAL {
+		return false, errDetachedTarget
 	}
-	return nil
+	if err != nil {
+		return false, &os.PathError{Op: "move_mount (the shared cache onto the project's home)", Path: rel, Err: err}
+	}
+	return true, nil
 }
+
+// errDetachedTarget is move_mount's EINVAL onto the project's overlay,
+// which is attached nowhere: before Linux 6.15, a mount cannot be moved
+// onto a mount that is not attached.
+var errDetachedTarget = errors.New("move_mount: the target mount is not attached (Linux 6.15 or later moves onto one)")
 
 // makeDirBeneath opens rel beneath the directory dir as an O_PATH
 // descriptor, making the directories that are missing (0755), following
