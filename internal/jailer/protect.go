@@ -266,6 +266,7 @@ func (pr *protection) add(path string, pin bool) {
 type protector struct {
 	roots    []string      // the writable paths, where the protected paths lie
 	projects []string      // those where wsh makes missing placeholderNames (not /tmp, $TMPDIR)
+	start    string        // the start directory, resolved, when it is writable; else ""
 	names    []string      // relative to each base
 	absolute []string      // WSH_PROTECT's absolute paths
 	home     string        // the home, resolved: a base when it lies in a writable path
@@ -584,6 +585,9 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		for _, n := range p.names {
 			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
+		if p.noGitdir(b) {
+			continue // a placeholder .git above the start directory
+		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
 			return nil, err
@@ -594,6 +598,11 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 			}
 			add(c)
 		}
+	}
+	// The config names tools read upward, above the start directory
+	// (protect_parents.go).
+	for _, c := range p.parentCandidates() {
+		add(c)
 	}
 	// The home's own files where a writable path lies in the home (wsh
 	// started in ~/.config or ~/.ssh): matched from the home, not from the

@@ -1,0 +1,110 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// A parentName is a name that a tool on the host looks for in the
+// directory it runs in and in each directory above it, and whose
+// contents run code there or point the tool at code: a command that
+// writes one above its start directory (in /tmp, or in /tmp/X/work
+// above /tmp/X/work/proj) runs its code in the host's next use of that
+// tool in another project below. make is what wsh makes where it is
+// missing (an empty directory or an empty file): the kind the tool
+// reads as absent, with no error and no change of behaviour.
+// docs/sandbox.md ("Config that tools read from parent directories")
+// holds the same table, with how each choice was checked.
+type parentName struct {
+	name string
+	make placeholder
+}
+
+// parentNames is the table. An empty file where the tool would take a
+// directory as found (npm's prefix search takes a node_modules
+// directory, the mvn script tests -d .mvn), an empty directory where
+// the tool reads only a file (pytest's is_file, cmd/go's !IsDir) or a
+// directory with no config in it (git's discovery, cargo's
+// .cargo/config.toml).
+var parentNames = []parentName{
+	{".git", makeDir},                // git: core.fsmonitor, hooks, aliases of a repository found upward
+	{"go.work", makeDir},             // go: use and replace send the build to other code
+	{"go.mod", makeDir},              // go: replace, for a directory below with no go.mod
+	{".cargo", makeDir},              // cargo: .cargo/config.toml (rustc-wrapper, aliases)
+	{"rust-toolchain", makeDir},      // rustup: the toolchain (a path to one) cargo and rustc run
+	{"rust-toolchain.toml", makeDir}, // rustup, as above
+	{".mvn", makeEmptyFile},          // mvn: .mvn/jvm.config, maven.config, extensions.xml
+	{"node_modules", makeEmptyFile},  // node's require and npm's prefix search walk up
+	{".npmrc", makeEmptyFile},        // npm at a prefix found upward; yarn 1 reads every parent's
+	{"pytest.ini", makeDir},          // pytest: the rootdir and its addopts (-p plugin)
+	{".pytest.ini", makeDir},         // pytest, as above
+	{"pyproject.toml", makeDir},      // pytest, as above
+	{"tox.ini", makeDir},             // pytest, as above
+	{"setup.cfg", makeDir},           // pytest, as above
+	{"conftest.py", makeDir},         // pytest imports each parent's conftest.py
+	{"CLAUDE.md", makeEmptyFile},     // Claude Code reads every parent's instructions
+	{"AGENTS.md", makeEmptyFile},     // Codex, up to the repository's root
+	{"GEMINI.md", makeEmptyFile},     // Gemini CLI, up to the project's root
+	{".claude", makeDir},             // agents' settings, read upward too
+	{".codex", makeDir},              // as above
+	{".gemini", makeDir},             // as above
+}
+
+// parentBases are the directories the parent names are protected in:
+// each writable path (/tmp, $TMPDIR, WSH_WRITABLE), and each directory
+// above the start directory that lies in one; never the start
+// directory or what lies beneath it (a project's own .git, go.work,
+// pyproject.toml are its work), nor the home (its own files are the
+// home's protected names).
+func (p *protector) parentBases() []string {
+	var out []string
+	add := func(d string) {
+		if (p.start != "" && under(d, p.start)) || d == p.home || contains(out, d) {
+			return
+		}
+		out = append(out, d)
+	}
+	for _, r := range p.roots {
+		add(r)
+	}
+	if p.start != "" {
+		for d := filepath.Dir(p.start); p.rootOf(d) != ""; d = filepath.Dir(d) {
+			add(d)
+			if d == "/" {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// parentCandidates are the parent names in each parent base.
+func (p *protector) parentCandidates() []candidate {
+	var out []candidate
+	for _, b := range p.parentBases() {
+		for _, n := range parentNames {
+			out = append(out, candidate{path: filepath.Join(b, n.name), base: b, make: n.make})
+		}
+	}
+	return out
+}
+
+// noGitdir reports whether base is a parent base whose .git is a
+// directory that holds no gitdir (wsh's placeholder, or any empty one):
+// git reads it as none, and nothing is protected or made inside it. It
+// is itself a parent name, bound read-only in the full jail, so no
+// command can fill it; on the lower rungs a change to it is said after.
+func (p *protector) noGitdir(base string) bool {
+	if !contains(p.parentBases(), base) {
+		return false
+	}
+	gp := filepath.Join(base, ".git")
+	fi, err := os.Lstat(gp)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	isGitdir, err := p.looksLikeGitdir(gp)
+	return err == nil && !isGitdir
+}
