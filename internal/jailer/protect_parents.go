@@ -108,3 +108,12 @@ func (p *protector) noGitdir(base string) bool {
 	isGitdir, err := p.looksLikeGitdir(gp)
 	return err == nil && !isGitdir
 }
+
+// ParentNames returns the names of the table (a copy), in its order.
+func ParentNames() []string {
+	var out []string
+	for _, n := range parentNames {
+		out = append(out, n.name)
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"wsh/internal/jailer"
+)
+
+// parentInner are paths inside a parent name that a tool reads, the
+// config an attack writes (a rustc-wrapper, a JVM option, a
+// repository's config, a package).
+var parentInner = []string{".cargo/config.toml", ".mvn/jvm.config", ".git/config", "node_modules/x",
+	".claude/settings.json"}
+
+// parentProject makes /TMP/T/work/proj, owned by u, and returns work and
+// proj.
+func parentProject(t *testing.T, u user) (work, proj string) {
+	t.Helper()
+	work = filepath.Join(workDir(t, u), "work")
+	proj = filepath.Join(work, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if u.uid >= 0 {
+		for _, d := range []string{work, proj} {
+			if err := os.Chown(d, u.uid, u.uid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return work, proj
+}
+
+// parentAttempts are scripts that try, with the probe, every way to
+// make each parent name in each of dirs (names), and each inner path,
+// its directory made first where a command can (inner): a line each,
+// "PATH: way=errno ...". Nothing is removed: in /tmp, another user's
+// entry could be.
+func parentAttempts(dirs ...string) (names, inner string, n int) {
+	var ns, in []string
+	for _, d := range dirs {
+		for _, name := range jailer.ParentNames() {
+			ns = append(ns, filepath.Join(d, name))
+		}
+		for _, p := range parentInner {
+			in = append(in, filepath.Join(d, p))
+		}
+	}
+	names = `for p in ` + strings.Join(ns, " ") + `; do echo "$p: $("$PROBE" make "$p")"; done
+`
+	inner = `for p in ` + strings.Join(in, " ") + `; do mkdir -p "$(dirname "$p")" 2>/dev/null; echo "$p: $("$PROBE" make "$p")"; done
+`
+	return names, inner, len(ns) + len(in)
+}
+
+// tmpNames is which of the table's names /tmp holds now, by inode:
+// other processes use /tmp meanwhile, so only these are compared.
+func tmpNames(t *testing.T) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, n := range jailer.ParentNames() {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join("/tmp", n), &st); err == nil {
+			out[n] = st.Ino
+		}
+	}
+	return out
+}
+
+// tmpInodes is a script that prints, in the jail, the inode of each
+// name of the table in /tmp, "ino NAME INODE" ("ino NAME" where there is
+// none).
+func tmpInodes() string {
+	return `for n in ` + strings.Join(jailer.ParentNames(), " ") + `; do echo "ino $n $(stat -c %i "/tmp/$n" 2>/dev/null)"; done
+`
+}
+
+// removePlanted removes from /tmp, should a command of a failing run
+// have made them, the names of the table that were not there before and
+// that hold only what the probe writes: its file ("planted"), its
+// symlink (to /tmp), directories of those.
+func removePlanted(before map[string]uint64) {
+	var planted func(p string) bool
+	planted = func(p string) bool {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return false
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			return l == "/tmp"
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			return string(b) == "planted\n"
+		case !fi.IsDir():
+			return false
+		}
+		ents, _ := os.ReadDir(p)
+		for _, e := range ents {
+			if !planted(filepath.Join(p, e.Name())) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, n := range jailer.ParentNames() {
+		p := filepath.Join("/tmp", n)
+		if _, was := before[n]; !was && planted(p) {
+			os.RemoveAll(p)
+		}
+	}
+}
+
+// TestParentNamesCannotBeMade: a command cannot make, by any way (a
+// write, mkdir, a symlink, a rename onto it: each errno read back), a
+// config name that host tools read from parent directories, nor the
+// config inside one (.cargo/config.toml), in /tmp itself or in the
+// directory of /tmp above its start directory; after the run the host
+// lists them as before (wsh's placeholders removed). The control: the
+// same probe unconfined, in a throwaway namespace, makes them all.
+func TestParentNamesCannotBeMade(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			work, proj := parentProject(t, u)
+			before, tmpBefore := listing(t, work), tmpNames(t)
+			t.Cleanup(func() { removePlanted(tmpBefore) })
+			names, inner, n := parentAttempts("..", "/tmp")
+			r := runWsh(t, u, proj, append([]string{"PROBE=" + probe}, jailEnv...), tmpInodes()+inner+names)
+			var lines []string
+			inJail := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				if f := strings.Fields(l); len(f) >= 2 && f[0] == "ino" {
+					inJail[f[1]] = strings.Join(f[2:], "")
+				} else {
+					lines = append(lines, l)
+				}
+			}
+			if r.status != 0 || len(lines) != n || len(inJail) != len(jailer.ParentNames()) {
+				t.Fatalf("status %d, %d attempts of %d:\n%s%s", r.status, len(lines), n, r.stdout, r.stderr)
+			}
+			for _, l := range lines {
+				if strings.Contains(l, "=ok") {
+					t.Errorf("a command made a parent name: %s", l)
+				}
+			}
+			sameListing(t, work, before, "the attempts", r)
+			// Each name was there in the jail (a placeholder where the
+			// host had none), and what wsh made is gone from the host.
+			now := tmpNames(t)
+			for _, name := range jailer.ParentNames() {
+				ino, was := tmpBefore[name]
+				switch {
+				case inJail[name] == "":
+					t.Errorf("/tmp/%s was not there in the jail", name)
+				case was && now[name] != ino:
+					t.Errorf("/tmp/%s changed on the host: inode %d before the run, %d after", name, ino, now[name])
+				case !was && strconv.FormatUint(now[name], 10) == inJail[name]:
+					t.Errorf("/tmp/%s, made for the run (inode %s), is still there after it", name, inJail[name])
+				}
+			}
+
+			// The control: unconfined, the probe makes them in work, and
+			// in a /tmp of the namespace's own (a tmpfs: not the host's,
+			// which other processes use), each name, then, once they
+			// are removed, each inner path. The probe lies in /tmp: it
+			// runs through a descriptor opened before the tmpfs covers it.
+			names, inner, _ = parentAttempts("..")
+			clean := `rm -rf ` + strings.Join(jailer.ParentNames(), " ") + "\n"
+			out := unshared(t, u, proj, names+"cd .. && "+clean+"cd proj\n"+inner, "PROBE="+probe)
+			names, inner, _ = parentAttempts("/tmp")
+			out += unshared(t, u, proj, `exec 9<"$PROBE"; PROBE=/proc/self/fd/9; mount -t tmpfs none /tmp || exit 1
+`+names+"cd /tmp && "+clean+inner, "PROBE="+probe)
+			for _, name := range append(jailer.ParentNames(), parentInner...) {
+				for _, p := range []string{filepath.Join("..", name), filepath.Join("/tmp", name)} {
+					if !strings.Contains(out, p+": write=ok") {
+						t.Errorf("control: unconfined, %s was not written:\n%s", p, out)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestParentPlaceholdersReadAsAbsent: while a run holds them, the host's
+// git and go, in a directory below the placeholders (beside the start
+// directory), read them as absent: git finds no repository, go no
+// workspace and no module.
+func TestParentPlaceholdersReadAsAbsent(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			work, proj := parentProject(t, u)
+			other := filepath.Join(work, "other")
+			if err := os.Mkdir(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			in, out := gate(t, "in"), gate(t, "out")
+			b := startBg(t, u, proj, nil, `echo up > `+in+`; read x < `+out)
+			reached(t, b, in)
+			for _, n := range []string{".git", "go.work", "go.mod"} {
+				if fi, err := os.Lstat(filepath.Join(work, n)); err != nil || !fi.IsDir() {
+					t.Errorf("%s is not a placeholder directory while the run lasts: %v", n, err)
+				}
+			}
+			host := func(name string, args ...string) string {
+				cmd := exec.Command(name, args...)
+				cmd.Dir = other
+				cmd.Env = []string{"PATH=/usr/local/go/bin:/usr/bin:/bin", "HOME=" + other, "GIT_CONFIG_NOSYSTEM=1", "GOTOOLCHAIN=local"}
+				o, _ := cmd.CombinedOutput()
+				return strings.TrimSpace(string(o))
+			}
+			if got := host("git", "rev-parse", "--show-toplevel"); !strings.Contains(got, "not a git repository") {
+				t.Errorf("git below a placeholder .git: %q, want not a git repository", got)
+			}
+			if got := host("go", "env", "GOWORK", "GOMOD"); got != "\n/dev/null" && got != "/dev/null" {
+				t.Errorf("go env GOWORK GOMOD below placeholders: %q, want none and /dev/null", got)
+			}
+			release(t, b, out)
+			if r := b.wait(t); r.status != 0 {
+				t.Fatalf("status %d: %s", r.status, r.stderr)
+			}
+		})
+	}
+}
