@@ -255,3 +255,27 @@ func TestParentNameMadeOnLowerRung(t *testing.T) {
 		})
 	}
 }
+
+// TestParentNamesFreeInProject: in its own start directory, and beneath
+// it, a command makes the names of the table as its work (git init, a
+// go.work, a pyproject.toml, node_modules): they are the project's.
+func TestParentNamesFreeInProject(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			_, proj := parentProject(t, u)
+			// A home elsewhere: the harness's is the start directory.
+			home := []string{"HOME=" + workDir(t, u)}
+			out := mustJail(t, u, proj, home, `git init -q . && mkdir sub && cd sub && git init -q . && cd .. &&
+for d in . sub; do (cd $d && touch go.work pyproject.toml conftest.py CLAUDE.md AGENTS.md && mkdir node_modules .cargo .mvn && echo x > .cargo/config.toml) || exit 1; done
+git rev-parse --show-toplevel`)
+			if strings.TrimSpace(out) != proj {
+				t.Errorf("git in the start directory: %q, want %s", out, proj)
+			}
+			for _, p := range []string{".git/HEAD", "go.work", "sub/.cargo/config.toml", "sub/node_modules", "sub/.git/HEAD"} {
+				if _, err := os.Lstat(filepath.Join(proj, p)); err != nil {
+					t.Errorf("%s, made in the project, is not on the host: %v", p, err)
+				}
+			}
+		})
+	}
+}
