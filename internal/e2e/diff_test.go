@@ -22,7 +22,8 @@ import (
 // left still runs: a documented difference, not compared.
 var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".vscode",
 	".bashrc.d", ".ssh", ".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json"}
+	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json",
+	".zed", ".kiro", ".amazonq", ".roo", ".continue", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml"}
 
 // A run is what one shell gave for one script.
 type shellRun struct {

@@ -30,6 +30,7 @@ var defaultProtected = []string{
 	".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d", ".local/share/systemd", ".local/bin",
 	".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
 	".devcontainer", ".devcontainer.json",
+	".zed", ".kiro", ".amazonq", ".roo", ".continue", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
 }
 
 // placeholderNames are the protected names that wsh makes, where they
@@ -50,6 +51,8 @@ var placeholderNames = map[string]nameKind{
 	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
 	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir,
 	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
+	".zed": nameDir, ".kiro": nameDir, ".amazonq": nameDir, ".roo": nameDir, ".continue": nameDir, ".opencode": nameDir,
+	"opencode.json": nameFile, "opencode.jsonc": nameFile, ".aider.conf.yml": nameFile,
 }
 
 // homePlaceholders are the home's protected names that wsh makes where
