@@ -279,3 +279,57 @@ git rev-parse --show-toplevel`)
 		})
 	}
 }
+
+// TestParentPlaceholdersSharedByTwoRuns: root's run makes the
+// placeholders in /tmp, and a run of uid 65534 started meanwhile holds
+// them too; when root's run ends first, it keeps them (the other holds
+// them), and the command of that run that was running then still cannot
+// make the config in them.
+// Root's next run removes them: none of the inodes the jails saw is left
+// in /tmp.
+func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
+	probe := probeBin(t)
+	tmpBefore := tmpNames(t)
+	t.Cleanup(func() { removePlanted(tmpBefore) })
+	type run struct {
+		b             *bgWsh
+		in, out, proj string
+	}
+	start := func(u user) *run {
+		_, proj := parentProject(t, u)
+		r := &run{in: gate(t, "in"), out: gate(t, "out"), proj: proj}
+		_, inner, _ := parentAttempts("/tmp")
+		// One command waits and then tries: its jail is the one made
+		// before the other run ended.
+		r.b = startBg(t, u, proj, []string{"PROBE=" + probe}, tmpInodes()+`sh -c 'echo up > `+r.in+`; read x < `+r.out+"\n"+inner+`'`)
+		reached(t, r.b, r.in)
+		return r
+	}
+	a := start(root)
+	b := start(unprivileged)
+	release(t, a.b, a.out)
+	ra := a.b.wait(t)
+	release(t, b.b, b.out)
+	rb := b.b.wait(t)
+	for _, r := range []result{ra, rb} {
+		if r.status != 0 || strings.Contains(r.stdout, "=ok") {
+			t.Errorf("a run's commands made config in /tmp's placeholders, the other run having ended: status %d\n%s%s", r.status, r.stdout, r.stderr)
+		}
+	}
+	mustJail(t, root, a.proj, nil, "/bin/true") // root's next run: its ledger
+	now := tmpNames(t)
+	if n := strings.Count(ra.stdout+rb.stdout, "\nino ") + 1; !strings.HasPrefix(ra.stdout, "ino ") || n != 2*len(jailer.ParentNames()) {
+		t.Fatalf("the jails listed %d inodes of /tmp's names:\n%s\n%s", n, ra.stdout, rb.stdout)
+	}
+	for _, out := range []string{ra.stdout, rb.stdout} {
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) != 3 || f[0] != "ino" {
+				continue
+			}
+			if _, was := tmpBefore[f[1]]; !was && strconv.FormatUint(now[f[1]], 10) == f[2] {
+				t.Errorf("/tmp/%s (inode %s), a placeholder of the runs, is still there after root's next run", f[1], f[2])
+			}
+		}
+	}
+}
