@@ -333,3 +333,37 @@ func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestParentNamesFreeInEnclosingRepository: started in a directory of a
+// repository (a monorepo's packages/web, in /tmp), a command commits to
+// the repository and writes its root's node_modules and go.work: the
+// repository, up to its root, is the project's own; the host's git
+// reads the commit back.
+func TestParentNamesFreeInEnclosingRepository(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			repo := hostRepo(t, u)
+			web := filepath.Join(repo, "packages", "web")
+			if err := os.MkdirAll(web, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if u.uid >= 0 {
+				os.Chown(filepath.Dir(web), u.uid, u.uid)
+				os.Chown(web, u.uid, u.uid)
+			}
+			mustJail(t, u, web, []string{"HOME=" + workDir(t, u)}, `echo x > w && git add w &&
+git -c user.name=jail -c user.email=jail@example.invalid commit -qm in-the-jail &&
+mkdir ../../node_modules && : > ../../go.work`)
+			cmd := exec.Command("git", "-c", "safe.directory=*", "log", "-1", "--format=%s")
+			cmd.Dir, cmd.Env = repo, []string{"PATH=/usr/bin:/bin", "HOME=" + repo, "GIT_CONFIG_NOSYSTEM=1"}
+			if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "in-the-jail" {
+				t.Errorf("the host's git log in the repository: %q, %v; want the jail's commit", out, err)
+			}
+			for _, n := range []string{"node_modules", "go.work"} {
+				if _, err := os.Lstat(filepath.Join(repo, n)); err != nil {
+					t.Errorf("%s, made at the repository's root, is not on the host: %v", n, err)
+				}
+			}
+		})
+	}
+}

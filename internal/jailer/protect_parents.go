@@ -53,24 +53,35 @@ var parentNames = []parentName{
 }
 
 // parentBases are the directories the parent names are protected in:
-// each writable path (/tmp, $TMPDIR, WSH_WRITABLE), and each directory
-// above the start directory that lies in one; never the start
-// directory or what lies beneath it (a project's own .git, go.work,
-// pyproject.toml are its work), nor the home (its own files are the
-// home's protected names).
+// the writable paths that are no project (/tmp, $TMPDIR), and each
+// directory above a project (the start directory, a WSH_WRITABLE path)
+// that lies in a writable path. Never a project's own tree: the project
+// and, where it lies in a repository (a monorepo's packages/web, a
+// submodule), the outermost repository that holds it, up to its root: a
+// project's own .git, go.work, node_modules, pyproject.toml are its
+// work. Nor the home (its own files are the home's protected names).
 func (p *protector) parentBases() []string {
+	var tops []string
+	for _, pr := range p.projects {
+		tops = append(tops, p.projectTop(pr))
+	}
 	var out []string
 	add := func(d string) {
-		if (p.start != "" && under(d, p.start)) || d == p.home || contains(out, d) {
+		if d == p.home || contains(out, d) {
 			return
+		}
+		for _, t := range tops {
+			if under(d, t) {
+				return
+			}
 		}
 		out = append(out, d)
 	}
 	for _, r := range p.roots {
 		add(r)
 	}
-	if p.start != "" {
-		for d := filepath.Dir(p.start); p.rootOf(d) != ""; d = filepath.Dir(d) {
+	for _, pr := range p.projects {
+		for d := filepath.Dir(pr); p.rootOf(d) != ""; d = filepath.Dir(d) {
 			add(d)
 			if d == "/" {
 				break
@@ -78,6 +89,44 @@ func (p *protector) parentBases() []string {
 		}
 	}
 	return out
+}
+
+// projectTop is the root of the outermost repository above the project
+// pr (in a writable path, below /tmp or $TMPDIR themselves, which are
+// nobody's project), or pr.
+func (p *protector) projectTop(pr string) string {
+	top := pr
+	for d := filepath.Dir(pr); p.rootOf(d) != "" && !p.shared(d); d = filepath.Dir(d) {
+		if p.isRepo(d) {
+			top = d
+		}
+		if d == "/" {
+			break
+		}
+	}
+	return top
+}
+
+// shared reports whether d is a writable path that is no project: /tmp,
+// /var/tmp, $TMPDIR.
+func (p *protector) shared(d string) bool {
+	return contains(p.roots, d) && !contains(p.projects, d)
+}
+
+// isRepo reports whether d holds a repository's .git: a file or symlink
+// (a worktree's, a submodule's), or a directory that holds a gitdir (not
+// a placeholder).
+func (p *protector) isRepo(d string) bool {
+	gp := filepath.Join(d, ".git")
+	fi, err := os.Lstat(gp)
+	switch {
+	case err != nil:
+		return false
+	case !fi.IsDir():
+		return true
+	}
+	ok, err := p.looksLikeGitdir(gp)
+	return ok && err == nil
 }
 
 // parentCandidates are the parent names in each parent base.

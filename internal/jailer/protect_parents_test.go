@@ -49,3 +49,35 @@ func TestParentCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestParentCandidatesNotInTheRepository: a start directory inside a
+// repository (a monorepo's packages/web) leaves the repository's own
+// names to it, up to its root, and so does a WSH_WRITABLE project; above
+// the repository, and in /tmp, they are protected.
+func TestParentCandidatesNotInTheRepository(t *testing.T) {
+	tmp := t.TempDir()
+	above := filepath.Join(tmp, "above")
+	mono := filepath.Join(above, "mono")
+	web, lib := filepath.Join(mono, "packages", "web"), filepath.Join(tmp, "lib")
+	for _, d := range []string{filepath.Join(mono, ".git", "objects"), web, lib} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newProtector([]string{tmp, web, lib}, []string{web, lib}, nil, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	p.start = web
+	var pr protection
+	cs, err := p.candidates(web, &pr)
+	if err != nil || pr.err != nil {
+		t.Fatal(err, pr.err)
+	}
+	got := map[string]bool{}
+	for _, c := range cs {
+		got[c.path] = c.make != makeNone
+	}
+	for d, want := range map[string]bool{tmp: true, above: true, mono: false, filepath.Join(mono, "packages"): false, web: false, lib: false} {
+		if made := got[filepath.Join(d, "pytest.ini")]; made != want {
+			t.Errorf("pytest.ini in %s: made %v, want %v", d, made, want)
+		}
+	}
+}
