@@ -367,3 +367,33 @@ mkdir ../../node_modules && : > ../../go.work`)
 		})
 	}
 }
+
+// TestParentPlaceholderGitInAnotherRunsProject: a run started in
+// work/proj makes the placeholder work/.git; a run of the same user
+// started in work meanwhile, whose project work is, finds it empty and
+// takes it for no repository (it makes nothing in it: the empty .git of
+// a run is no gitdir to protect). After both runs the host lists work as
+// before.
+func TestParentPlaceholderGitInAnotherRunsProject(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			work, proj := parentProject(t, u)
+			before := listing(t, work)
+			in, out := gate(t, "in"), gate(t, "out")
+			a := startBg(t, u, proj, nil, `echo up > `+in+`; read x < `+out)
+			reached(t, a, in)
+			if fi, err := os.Lstat(filepath.Join(work, ".git")); err != nil || !fi.IsDir() {
+				t.Fatalf("no placeholder .git above the start directory: %v", err)
+			}
+			r := runWsh(t, u, work, append([]string{"HOME=" + workDir(t, u)}, jailEnv...), `ls -A .git; git status 2>&1 | head -1`)
+			release(t, a, out)
+			if ra := a.wait(t); ra.status != 0 {
+				t.Fatalf("status %d: %s", ra.status, ra.stderr)
+			}
+			if r.status != 0 || !strings.HasPrefix(r.stdout, "fatal: not a git repository") {
+				t.Errorf("in the other run, .git holds, and git says: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			sameListing(t, work, before, "two runs, one above the other", r)
+		})
+	}
+}

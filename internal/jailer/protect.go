@@ -589,7 +589,7 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
 		if p.noGitdir(b) {
-			continue // a placeholder .git above the start directory
+			continue // an empty .git: no repository (protect_parents.go)
 		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {

@@ -65,6 +65,9 @@ func (p *protector) parentBases() []string {
 	for _, pr := range p.projects {
 		tops = append(tops, p.projectTop(pr))
 	}
+	if p.start != "" && !contains(p.projects, p.start) {
+		tops = append(tops, p.start) // /tmp, $TMPDIR: the project is the start directory
+	}
 	var out []string
 	add := func(d string) {
 		if d == p.home || contains(out, d) {
@@ -140,15 +143,16 @@ func (p *protector) parentCandidates() []candidate {
 	return out
 }
 
-// noGitdir reports whether base is a parent base whose .git is a
-// directory that holds no gitdir (wsh's placeholder, or any empty one):
-// git reads it as none, and nothing is protected or made inside it. It
-// is itself a parent name, bound read-only in the full jail, so no
-// command can fill it; on the lower rungs a change to it is said after.
+// noGitdir reports whether base's .git is a directory that holds no
+// gitdir (none of HEAD, config, hooks, objects): wsh's placeholder above
+// a start directory, whichever run made it, or any empty one. git reads
+// it as none, as it reads a missing .git, and nothing is protected or
+// made inside it: else one run would fill the empty placeholder of
+// another (started above it, or in it) with its own, and neither could
+// remove it. Above a project it is itself a parent name, bound
+// read-only in the full jail, so no command can fill it; on the lower
+// rungs a change to it is said after.
 func (p *protector) noGitdir(base string) bool {
-	if !contains(p.parentBases(), base) {
-		return false
-	}
 	gp := filepath.Join(base, ".git")
 	fi, err := os.Lstat(gp)
 	if err != nil || !fi.IsDir() {
