@@ -285,8 +285,9 @@ git rev-parse --show-toplevel`)
 // them too; when root's run ends first, it keeps them (the other holds
 // them), and the command of that run that was running then still cannot
 // make the config in them.
-// Root's next run, wherever it starts and whatever its home, removes
-// them: none of the inodes the jails saw is left in /tmp.
+// Root's next run, in another project, removes them (a home in /tmp
+// keeps no state: the ledger is /dev/shm's, the user's): none of the
+// inodes the jails saw is left in /tmp.
 func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 	probe := probeBin(t)
 	tmpBefore := tmpNames(t)
@@ -316,8 +317,7 @@ func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 			t.Errorf("a run's commands made config in /tmp's placeholders, the other run having ended: status %d\n%s%s", r.status, r.stdout, r.stderr)
 		}
 	}
-	// Root's next run, in another project, with another home: the
-	// ledger of /tmp's placeholders is not the home's.
+	// Root's next run, in another project, with another home in /tmp.
 	mustJail(t, root, workDir(t, root), nil, "/bin/true")
 	now := tmpNames(t)
 	if n := strings.Count(ra.stdout+rb.stdout, "\nino ") + 1; !strings.HasPrefix(ra.stdout, "ino ") || n != 2*len(jailer.ParentNames()) {
