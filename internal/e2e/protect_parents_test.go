@@ -285,9 +285,9 @@ git rev-parse --show-toplevel`)
 // them too; when root's run ends first, it keeps them (the other holds
 // them), and the command of that run that was running then still cannot
 // make the config in them.
-// Root's next run, in another project, removes them (a home in /tmp
-// keeps no state: the ledger is /dev/shm's, the user's): none of the
-// inodes the jails saw is left in /tmp.
+// Root's next run, in another project with another home, removes them
+// (the ledger of /tmp's placeholders is the user's, not the home's):
+// none of the inodes the jails saw is left in /tmp.
 func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 	probe := probeBin(t)
 	tmpBefore := tmpNames(t)
@@ -296,18 +296,21 @@ func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 		b             *bgWsh
 		in, out, proj string
 	}
-	start := func(u user) *run {
-		_, proj := parentProject(t, u)
+	start := func(u user, proj string, env ...string) *run {
 		r := &run{in: gate(t, "in"), out: gate(t, "out"), proj: proj}
 		_, inner, _ := parentAttempts("/tmp")
 		// One command waits and then tries: its jail is the one made
 		// before the other run ended.
-		r.b = startBg(t, u, proj, []string{"PROBE=" + probe}, tmpInodes()+`sh -c 'echo up > `+r.in+`; read x < `+r.out+"\n"+inner+`'`)
+		r.b = startBg(t, u, proj, append([]string{"PROBE=" + probe}, env...), tmpInodes()+`sh -c 'echo up > `+r.in+`; read x < `+r.out+"\n"+inner+`'`)
 		reached(t, r.b, r.in)
 		return r
 	}
-	a := start(root)
-	b := start(unprivileged)
+	// Root's run in a real home (its state, and the ledger of the
+	// project's placeholders, in the home), the other's in /tmp.
+	h := userHome(t, root)
+	a := start(root, h.proj, h.env()...)
+	_, projB := parentProject(t, unprivileged)
+	b := start(unprivileged, projB)
 	release(t, a.b, a.out)
 	ra := a.b.wait(t)
 	release(t, b.b, b.out)

@@ -200,6 +200,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			state = plan.State // made
 		}
 		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
+		j.protector.ph.shareLedger(ledgerDir(""), j.protector.inShared)
 	}
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err

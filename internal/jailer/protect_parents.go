@@ -116,6 +116,17 @@ func (p *protector) shared(d string) bool {
 	return contains(p.roots, d) && !contains(p.projects, d)
 }
 
+// inShared reports whether path lies in a writable path that is no
+// project (/tmp, $TMPDIR), which every run of every user shares.
+func (p *protector) inShared(path string) bool {
+	for _, r := range p.roots {
+		if p.shared(r) && under(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // isRepo reports whether d holds a repository's .git: a file or symlink
 // (a worktree's, a submodule's), or a directory that holds a gitdir (not
 // a placeholder).
