@@ -86,7 +86,8 @@ func tmpInodes() string {
 // removePlanted removes from /tmp, should a command of a failing run
 // have made them, the names of the table that were not there before and
 // that hold only what the probe writes: its file ("planted"), its
-// symlink (to /tmp), directories of those.
+// symlink (to /tmp), directories of those (not an empty directory:
+// another run's placeholder).
 func removePlanted(before map[string]uint64) {
 	var planted func(p string) bool
 	planted = func(p string) bool {
@@ -103,13 +104,14 @@ func removePlanted(before map[string]uint64) {
 		case !fi.IsDir():
 			return false
 		}
+		// Not an empty one: another run's placeholder, which it holds.
 		ents, _ := os.ReadDir(p)
 		for _, e := range ents {
 			if !planted(filepath.Join(p, e.Name())) {
 				return false
 			}
 		}
-		return true
+		return len(ents) > 0
 	}
 	for _, n := range jailer.ParentNames() {
 		p := filepath.Join("/tmp", n)
