@@ -588,9 +588,6 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 		for _, n := range p.names {
 			add(candidate{path: filepath.Join(b, n), base: b, make: p.placeholderFor(n, b, pr)})
 		}
-		if p.noGitdir(b) {
-			continue // an empty .git: no repository (protect_parents.go)
-		}
 		gs, err := p.gitCandidates(b, global, pr)
 		if err != nil {
 			return nil, err
@@ -698,6 +695,12 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 	gitdir := gitPath
 	switch {
 	case fi.IsDir():
+		// One that holds no gitdir is no repository (noGitdir), on the
+		// same lstat: another run may make its placeholder there as
+		// this one looks.
+		if empty, err := p.noGitdir(gitPath); err != nil || empty {
+			return nil, err
+		}
 	case fi.Mode().IsRegular():
 		d, ok := readGitFile(gitPath)
 		if !ok {

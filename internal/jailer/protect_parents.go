@@ -154,23 +154,18 @@ func (p *protector) parentCandidates() []candidate {
 	return out
 }
 
-// noGitdir reports whether base's .git is a directory that holds no
-// gitdir (none of HEAD, config, hooks, objects): wsh's placeholder above
-// a start directory, whichever run made it, or any empty one. git reads
-// it as none, as it reads a missing .git, and nothing is protected or
-// made inside it: else one run would fill the empty placeholder of
-// another (started above it, or in it) with its own, and neither could
-// remove it. Above a project it is itself a parent name, bound
-// read-only in the full jail, so no command can fill it; on the lower
-// rungs a change to it is said after.
-func (p *protector) noGitdir(base string) bool {
-	gp := filepath.Join(base, ".git")
-	fi, err := os.Lstat(gp)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
+// noGitdir reports whether gp, a .git directory, holds no gitdir (none
+// of HEAD, config, hooks, objects): wsh's placeholder above a start
+// directory, whichever run made it, or any empty one. git reads it as
+// none, as it reads a missing .git, and nothing is protected or made
+// inside it: else one run would fill the empty placeholder of another
+// (started above it, or in it, or as that one makes it) with its own,
+// and neither could remove it. Above a project it is itself a parent
+// name, bound read-only in the full jail, so no command can fill it; on
+// the lower rungs a change to it is said after.
+func (p *protector) noGitdir(gp string) (bool, error) {
 	isGitdir, err := p.looksLikeGitdir(gp)
-	return err == nil && !isGitdir
+	return !isGitdir, err
 }
 
 // ParentNames returns the names of the table (a copy), in its order.
