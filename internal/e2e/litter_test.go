@@ -345,6 +345,7 @@ for p in .vscode .vscode/tasks.json .claude/settings.json .git/commondir .git/co
 var missingNames = []string{
 	".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini", ".devcontainer",
 	".gitmodules", ".mcp.json", ".devcontainer.json",
+	".zed", ".kiro", ".amazonq", ".roo", ".continue", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
 }
 
 // TestMissingProtectedNamesCannotBeMade: no command can make a missing

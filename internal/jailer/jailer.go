@@ -167,12 +167,15 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		j.state.SetFloor(floor)
 	}
 	projects := append([]string(nil), cfg.Writable...)
+	start := ""
 	if startWhy == "" {
 		if d, err := filepath.EvalSymlinks(dir); err == nil {
 			projects = append(projects, d) // the start directory
+			start = d
 		}
 	}
 	j.protector = newProtector(w, projects, cfg.Protect, environ)
+	j.protector.start = start
 	if startWhy != "" && !cfg.NoSandbox {
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
@@ -198,6 +201,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			state = plan.State // made
 		}
 		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
+		j.protector.ph.shareLedger(ledgerDir(""), j.protector.inShared)
 	}
 	if j.policy, err = newPolicy(w, hidden); err != nil {
 		return nil, err

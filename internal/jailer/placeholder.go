@@ -39,10 +39,17 @@ import (
 type placeholders struct {
 	mu     sync.Mutex
 	ledger *ledger
-	held   map[inode]*os.File // the shared locks, one per inode
-	made   []madePlaceholder
-	warn   func(string) // says a failure of the ledger, once
-	said   bool
+	// shared notes the placeholders made in a shared directory (/tmp,
+	// $TMPDIR: inShared), which every run of every user binds and holds,
+	// in the ledger of the user's that depends on no home: the user's
+	// next run, whatever its HOME (sudo's, another home's), removes one
+	// that another run still held (nil: ledger notes them all).
+	shared   *ledger
+	inShared func(path string) bool
+	held     map[inode]*os.File // the shared locks, one per inode
+	made     []madePlaceholder
+	warn     func(string) // says a failure of the ledger, once
+	said     bool
 }
 
 // An inode is a file's device and inode number.
@@ -96,11 +103,30 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 	}
 	ph.held[m.id] = f
 	ph.made = append(ph.made, m)
-	if err := ph.ledger.add(m); err != nil && !ph.said && ph.warn != nil {
+	l := ph.ledgerFor(path)
+	if err := l.add(m); err != nil && !ph.said && ph.warn != nil {
 		ph.said = true
-		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): were wsh killed with SIGKILL, they would stay", ph.ledger.dir, unwrapErrno(err)))
+		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): were wsh killed with SIGKILL, they would stay", l.dir, unwrapErrno(err)))
 	}
 	return fi, nil
+}
+
+// shareLedger notes the placeholders made where inShared says in a
+// ledger in dir, and removes those that runs gone before left there.
+func (ph *placeholders) shareLedger(dir string, inShared func(string) bool) {
+	if dir == ph.ledger.dir {
+		return
+	}
+	ph.shared, ph.inShared = newLedger(dir), inShared
+	ph.shared.sweep()
+}
+
+// ledgerFor is the ledger that notes the placeholder path.
+func (ph *placeholders) ledgerFor(path string) *ledger {
+	if ph.shared != nil && ph.inShared(path) {
+		return ph.shared
+	}
+	return ph.ledger
 }
 
 // hold takes a shared lock on path, a protected directory or regular file
@@ -196,10 +222,11 @@ func (ph *placeholders) end(inUse bool) {
 		return
 	}
 	ph.mu.Lock()
-	var kept []madePlaceholder
+	kept := map[*ledger][]madePlaceholder{}
 	for _, m := range ph.made {
 		if inUse || removePlaceholder(m, ph.held[m.id]) == placeholderBusy {
-			kept = append(kept, m)
+			l := ph.ledgerFor(m.path)
+			kept[l] = append(kept[l], m)
 		}
 	}
 	for _, f := range ph.held {
@@ -207,8 +234,12 @@ func (ph *placeholders) end(inUse bool) {
 	}
 	ph.held, ph.made = map[inode]*os.File{}, nil
 	ph.mu.Unlock()
-	ph.ledger.close(kept)
-	ph.ledger.sweep()
+	for _, l := range []*ledger{ph.ledger, ph.shared} {
+		if l != nil {
+			l.close(kept[l])
+			l.sweep()
+		}
+	}
 }
 
 // What removePlaceholder did.

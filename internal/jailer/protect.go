@@ -30,6 +30,7 @@ var defaultProtected = []string{
 	".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d", ".local/share/systemd", ".local/bin",
 	".gitmodules", ".mcp.json", ".vscode", ".idea", ".claude", ".codex", ".agents", ".cursor", ".gemini",
 	".devcontainer", ".devcontainer.json",
+	".zed", ".kiro", ".amazonq", ".roo", ".continue", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
 }
 
 // placeholderNames are the protected names that wsh makes, where they
@@ -50,6 +51,8 @@ var placeholderNames = map[string]nameKind{
 	".vscode": nameDir, ".idea": nameDir, ".claude": nameDir, ".codex": nameDir, ".agents": nameDir,
 	".cursor": nameDir, ".gemini": nameDir, ".devcontainer": nameDir,
 	".gitmodules": nameFile, ".mcp.json": nameFile, ".devcontainer.json": nameFile,
+	".zed": nameDir, ".kiro": nameDir, ".amazonq": nameDir, ".roo": nameDir, ".continue": nameDir, ".opencode": nameDir,
+	"opencode.json": nameFile, "opencode.jsonc": nameFile, ".aider.conf.yml": nameFile,
 }
 
 // homePlaceholders are the home's protected names that wsh makes where
@@ -266,6 +269,7 @@ func (pr *protection) add(path string, pin bool) {
 type protector struct {
 	roots    []string      // the writable paths, where the protected paths lie
 	projects []string      // those where wsh makes missing placeholderNames (not /tmp, $TMPDIR)
+	start    string        // the start directory, resolved, when it is writable; else ""
 	names    []string      // relative to each base
 	absolute []string      // WSH_PROTECT's absolute paths
 	home     string        // the home, resolved: a base when it lies in a writable path
@@ -600,6 +604,11 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 			add(c)
 		}
 	}
+	// The config names tools read upward, above the start directory
+	// (protect_parents.go).
+	for _, c := range p.parentCandidates() {
+		add(c)
+	}
 	// The home's own files where a writable path lies in the home (wsh
 	// started in ~/.config or ~/.ssh): matched from the home, not from the
 	// writable path, as the host's shells, ssh and systemd read them.
@@ -695,6 +704,12 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 	gitdir := gitPath
 	switch {
 	case fi.IsDir():
+		// One that holds no gitdir is no repository (noGitdir), on the
+		// same lstat: another run may make its placeholder there as
+		// this one looks.
+		if empty, err := p.noGitdir(gitPath); err != nil || empty {
+			return nil, err
+		}
 	case fi.Mode().IsRegular():
 		d, ok := readGitFile(gitPath)
 		if !ok {
