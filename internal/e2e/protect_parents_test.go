@@ -404,3 +404,58 @@ func TestParentPlaceholderGitInAnotherRunsProject(t *testing.T) {
 		})
 	}
 }
+
+// TestLowerRungQuietOnOtherRunsPlaceholders: a run on the landlock rung,
+// which makes no placeholder, does not take those that a full rung's run
+// makes in the same TMPDIR, and holds, while its command runs for what the
+// command made, nor their removal for a change: it says nothing of them
+// (empty, they hold nothing for the host to run). The config its own
+// command writes there afterwards it still says.
+func TestLowerRungQuietOnOtherRunsPlaceholders(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			tmp := filepath.Join(workDir(t, u), "tmp")
+			_, projA := parentProject(t, u)
+			projB := filepath.Join(workDir(t, u), "b")
+			for _, d := range []string{tmp, projB} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if u.uid >= 0 {
+					os.Chown(d, u.uid, u.uid)
+				}
+			}
+			up, goOn, up2, go2, fup, fgo := gate(t, "up"), gate(t, "go"), gate(t, "up2"), gate(t, "go2"), gate(t, "fup"), gate(t, "fgo")
+			lower := startBgVia(t, u, projA, []string{"WSH_REQUIRE_SANDBOX=landlock", "TMPDIR=" + tmp, "UP=" + up, "GO=" + goOn, "UP2=" + up2, "GO2=" + go2},
+				`sh -c 'echo up > "$UP"; read x < "$GO"'
+sh -c 'echo up > "$UP2"; read x < "$GO2"'
+sh -c 'mkdir -p "$TMPDIR/.cargo" && echo x > "$TMPDIR/.cargo/config.toml"'`, hostileBin(t), "1", "--")
+			reached(t, lower, up)
+			full := startBg(t, u, projB, []string{"TMPDIR=" + tmp, "UP=" + fup, "GO=" + fgo}, `sh -c 'echo up > "$UP"; read x < "$GO"'`)
+			reached(t, full, fup)
+			if _, err := os.Lstat(filepath.Join(tmp, ".git")); err != nil {
+				t.Fatalf("the full rung's run made no placeholder in its TMPDIR: %v", err)
+			}
+			release(t, lower, goOn)
+			reached(t, lower, up2) // the first command ended and was checked
+			release(t, full, fgo)
+			if r := full.wait(t); r.status != 0 {
+				t.Fatalf("the full rung's run: status %d\n%s", r.status, r.stderr)
+			}
+			release(t, lower, go2)
+			r := lower.wait(t)
+			if r.status != 0 {
+				t.Fatalf("the landlock rung's run: status %d\n%s", r.status, r.stderr)
+			}
+			var said []string
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if strings.HasPrefix(l, "wsh: a command made ") || strings.HasPrefix(l, "wsh: a command changed ") {
+					said = append(said, strings.Fields(l)[4])
+				}
+			}
+			if want := filepath.Join(tmp, ".cargo") + ","; len(said) != 1 || said[0] != want {
+				t.Errorf("said made or changed: %q, want only %q\nstderr:\n%s", said, want, r.stderr)
+			}
+		})
+	}
+}

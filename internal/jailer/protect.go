@@ -140,6 +140,7 @@ type protection struct {
 	// read-only), are the protected paths' change stamps before the
 	// command: wsh says after it which changed.
 	stamps map[string]string
+	hollow map[string]bool // which of them were hollow (watch.go)
 }
 
 // stamp is what changes when a file or a directory's tree changes: the
@@ -183,9 +184,9 @@ const stampTooLarge = "too large"
 
 // takeStamps notes the stamps of the protected paths.
 func (pr *protection) takeStamps() {
-	pr.stamps = map[string]string{}
+	pr.stamps, pr.hollow = map[string]string{}, map[string]bool{}
 	for _, p := range pr.paths {
-		pr.stamps[p.Path] = stamp(p.Path)
+		pr.stamps[p.Path], pr.hollow[p.Path] = stamp(p.Path), hollow(p.Path)
 	}
 }
 

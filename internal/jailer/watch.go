@@ -5,6 +5,7 @@ package jailer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,7 +43,9 @@ func (j *Jailer) checkProtection(prot *protection) {
 			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
 				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, maxStamped, j.rung)
 			}
-		case now != before:
+		case now != before && !(prot.hollow[p] && hollow(p)):
+			// From nothing or empty to nothing or empty (another
+			// run's placeholder, made or removed) is no change to say.
 			// Said once for each state it is left in: a second change is
 			// said again.
 			if _, said := j.madeSaid.LoadOrStore("changed:"+p+"\x00"+now, true); !said {
@@ -64,6 +67,9 @@ func (j *Jailer) checkProtection(prot *protection) {
 			}
 			continue
 		}
+		if hollow(p) {
+			continue // an empty one: another run's placeholder, say
+		}
 		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
 			fmt.Fprintf(j.warn, "wsh: a command made %s, a protected path that was missing: check it before a program on the host reads it\n", p)
 		}
@@ -80,6 +86,32 @@ func (j *Jailer) checkProtection(prot *protection) {
 			fmt.Fprintf(j.warn, "wsh: a command changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", link, target, now)
 		}
 	}
+}
+
+// hollow says that p holds nothing for a program on the host to run: it
+// is not there, or is an empty directory or an empty file (a full rung's
+// run makes such placeholders, in /tmp for all, and removes them at its
+// end: a lower rung's run, which makes none, would otherwise take them
+// for a command's doing). A symlink is not hollow.
+func hollow(p string) bool {
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return true
+	case err != nil:
+		return false
+	case fi.Mode().IsRegular():
+		return fi.Size() == 0
+	case !fi.IsDir():
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
 }
 
 // waitCommands waits, at most d, until no jailed command runs.

@@ -1,0 +1,34 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestHollow: absent, an empty directory and an empty file are hollow; a
+// directory with an entry, a file with a byte and a symlink (even to
+// nothing) are not.
+func TestHollow(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, err := range []error{
+		os.Mkdir(p("empty-dir"), 0o755), os.WriteFile(p("empty-file"), nil, 0o644),
+		os.Mkdir(p("full-dir"), 0o755), os.WriteFile(p("full-dir/x"), nil, 0o644),
+		os.WriteFile(p("file"), []byte("x"), 0o644), os.Symlink("nowhere", p("link")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]bool{
+		"missing": true, "missing/below": true, "empty-file/below": true, "empty-dir": true, "empty-file": true,
+		"full-dir": false, "file": false, "link": false,
+	} {
+		if got := hollow(p(name)); got != want {
+			t.Errorf("%s: hollow %v, want %v", name, got, want)
+		}
+	}
+}
