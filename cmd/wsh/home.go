@@ -70,7 +70,7 @@ func printHome(w io.Writer, plan launch.HomePlan, why string) {
 		if l.Project == "" && why != "" && !info.Existed {
 			continue // nothing kept, and nothing to keep
 		}
-		printLayer(w, l, info, l.Project != "" && l.Project == plan.Project)
+		printLayer(w, l, info, l.Project != "" && l.Project == plan.Project && l.Scope == plan.Scope)
 	}
 	fmt.Fprintf(w, "wsh home reset empties every layer.\n")
 }
@@ -85,6 +85,9 @@ func printLayer(w io.Writer, l launch.HomePlan, info launch.HomeInfo, here bool)
 		fmt.Fprintf(w, "  project %s (this one):\n", l.Project)
 	default:
 		fmt.Fprintf(w, "  project %s:\n", l.Project)
+	}
+	if l.Scope != "" {
+		fmt.Fprintf(w, "    scope:  %s\n", l.Scope)
 	}
 	fmt.Fprintf(w, "    kept:   %s\n", l.Upper())
 	if info.Existed {

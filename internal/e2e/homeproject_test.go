@@ -140,3 +140,34 @@ func TestHomeCommandLayers(t *testing.T) {
 		})
 	}
 }
+
+// TestHomeLayerPerScope: a run that may do less (started in a
+// subdirectory of a repository, so only it is writable) keeps what it
+// writes to the home from a run of the repository's top level, which may
+// write all of it (the fourth review: a .pth so planted ran with the
+// wider run's writes), and from a run of the same directory with the
+// network.
+func TestHomeLayerPerScope(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			sub := filepath.Join(h.proj, "sub")
+			mkdirOwned(t, u, filepath.Join(h.proj, ".git"))
+			mkdirOwned(t, u, sub)
+			marker := "scope-" + uniqueNumber(0)
+			h.jailIn(t, sub, "echo planted > ~/"+marker+" && cat ~/"+marker)
+			for _, c := range []struct {
+				dir string
+				env []string
+			}{{h.proj, nil}, {sub, []string{"WSH_NETWORK=proxy"}}} {
+				r := runWsh(t, u, c.dir, append(h.env(c.env...), jailEnv...), "cat ~/"+marker+" 2>/dev/null || echo absent")
+				if r.status != 0 || r.stdout != "absent\n" {
+					t.Errorf("a run in %s %v sees what a run in %s wrote to the home: status %d\n%s%s", c.dir, c.env, sub, r.status, r.stdout, r.stderr)
+				}
+			}
+			if out := h.jailIn(t, sub, "cat ~/"+marker); out != "planted\n" {
+				t.Errorf("the run's own layer lost its file: %q", out)
+			}
+		})
+	}
+}

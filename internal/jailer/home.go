@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -240,7 +241,7 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 		return plan, "", err
 	}
 	plan, why, _ = planHome(cfg, environ, w)
-	plan.Project = projectOf(dir)
+	plan.Project, plan.Scope = projectOf(dir, w, cfg.Network)
 	if why == "" {
 		if p, err := makeState(plan, environ, w); err != nil {
 			why = err.Error()
@@ -347,28 +348,30 @@ func existingStates(environ []string, plan launch.HomePlan) []string {
 	return out
 }
 
-// projectOf is the project a run started in dir works on, whose layer of
-// the copy-on-write home keeps what its commands write there (but for the
-// shared caches): the top level of the git repository dir is in (the
-// nearest directory above it, itself included, that holds a .git), else
-// dir itself; resolved. The search stops below a directory that every
-// user can write (/tmp, /var/tmp): a .git any command can plant there
-// would make one project of every directory beneath it.
-func projectOf(dir string) string {
+// projectOf is the layer of the copy-on-write home that a run started in
+// dir keeps what its commands write there (but for the shared caches):
+// project is the start directory, resolved, with its identity (device
+// and inode: a directory made again at the path is another project), and
+// scope is what the run's commands may do, its writable paths and its
+// network. A run that may do less (started in a subdirectory, without
+// WSH_WRITABLE, without the network) so plants nothing that a run that
+// may do more runs (the fourth review: a .pth left by a run in proj/sub
+// wrote proj/direct from a later run in proj). No search upward: a .git
+// planted above the start directory would make one project of many.
+func projectOf(dir string, writable []string, network config.Network) (project, scope string) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	dir = filepath.Clean(dir)
-	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if d != dir && (err != nil || fi.Mode().Perm()&0o002 != 0) {
-			return dir
-		}
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return dir
-		}
+	project = filepath.Clean(dir)
+	ws := slices.Clone(writable)
+	slices.Sort(ws)
+	scope = "writable " + strings.Join(ws, ":") + "; network " + string(network)
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, project, 0, unix.STATX_INO|unix.STATX_BTIME, &stx) == nil {
+		// The birth time too: a file system gives a removed
+		// directory's inode number to the next one made.
+		scope = fmt.Sprintf("%s; directory %d:%d:%d:%d:%d.%d", scope, stx.Dev_major, stx.Dev_minor, stx.Ino,
+			stx.Mask&unix.STATX_BTIME, stx.Btime.Sec, stx.Btime.Nsec)
 	}
+	return project, scope
 }

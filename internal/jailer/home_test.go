@@ -267,13 +267,14 @@ func TestNotWritableByDefault(t *testing.T) {
 	}
 }
 
-// TestProjectOf: the project is the top level of the repository the start
-// directory is in (a .git directory or file), else the start directory,
-// resolved.
+// TestProjectOf: the project is the start directory, resolved, whatever
+// holds a .git above it; its scope differs where the run may do another
+// thing (writable paths, network) and where the directory was made again.
 func TestProjectOf(t *testing.T) {
 	d := t.TempDir()
-	repo, plain := filepath.Join(d, "repo"), filepath.Join(d, "plain", "sub")
-	for _, p := range []string{filepath.Join(repo, ".git"), filepath.Join(repo, "a", "b"), plain} {
+	repo := filepath.Join(d, "repo")
+	sub := filepath.Join(repo, "a", "b")
+	for _, p := range []string{filepath.Join(repo, ".git"), sub} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -281,23 +282,28 @@ func TestProjectOf(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repo, "a"), filepath.Join(d, "link")); err != nil {
 		t.Fatal(err)
 	}
-	// A .git in a directory every user can write (as in /tmp) is not
-	// looked for: any command could plant one.
-	open := filepath.Join(d, "open")
-	for _, p := range []string{filepath.Join(open, ".git"), filepath.Join(open, "proj")} {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
+	w := []string{"/tmp", sub}
+	for dir, want := range map[string]string{sub: sub, repo: repo, filepath.Join(d, "link", "b"): sub} {
+		if got, _ := projectOf(dir, w, config.NetworkNone); got != want {
+			t.Errorf("projectOf(%s) = %s, want %s", dir, got, want)
 		}
 	}
-	if err := os.Chmod(open, 0o1777); err != nil {
+	_, base := projectOf(sub, w, config.NetworkNone)
+	if _, again := projectOf(sub, []string{sub, "/tmp"}, config.NetworkNone); again != base {
+		t.Errorf("the same writable paths in another order: scope %q, want %q", again, base)
+	}
+	_, wider := projectOf(sub, append(w, repo), config.NetworkNone)
+	_, netw := projectOf(sub, w, config.NetworkProxy)
+	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
 	}
-	for dir, want := range map[string]string{
-		filepath.Join(repo, "a", "b"): repo, repo: repo, plain: plain, filepath.Join(d, "link"): repo,
-		filepath.Join(open, "proj"): filepath.Join(open, "proj"),
-	} {
-		if got := projectOf(dir); got != want {
-			t.Errorf("projectOf(%s) = %s, want %s", dir, got, want)
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, remade := projectOf(sub, w, config.NetworkNone)
+	for name, sc := range map[string]string{"more writable": wider, "network": netw, "made again": remade} {
+		if sc == base {
+			t.Errorf("%s: the same scope as the run's: %q", name, sc)
 		}
 	}
 }

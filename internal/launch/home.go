@@ -18,11 +18,14 @@ type HomePlan struct {
 	Home  string // the host's home directory, absolute and resolved
 	State string // wsh's state directory: $XDG_STATE_HOME/wsh
 	// Project is the project whose own layer keeps what jailed commands
-	// write to the home, but for the caches (SharedCaches): the top level
-	// of the repository the start directory is in, else the start
+	// write to the home, but for the caches (SharedCaches): the start
 	// directory, resolved. "" is the home's shared layer, which holds the
 	// caches of every project.
 	Project string
+	// Scope is what the project's runs may do (their writable paths, the
+	// network) and the start directory's identity: a layer is one
+	// project's in one scope.
+	Scope string
 	// layerDir, where set (Layers), is the layer's directory as found.
 	layerDir string
 }
@@ -56,7 +59,7 @@ func (p HomePlan) Dir() string {
 	if p.Project == "" {
 		return p.homeDir()
 	}
-	sum := sha256.Sum256([]byte(p.Project))
+	sum := sha256.Sum256([]byte(p.Project + "\x00" + p.Scope))
 	return filepath.Join(p.homeDir(), ProjectsDir, hex.EncodeToString(sum[:8]))
 }
 
@@ -76,7 +79,7 @@ const (
 
 // Shared is the plan of the home's shared layer: the caches' home.
 func (p HomePlan) Shared() HomePlan {
-	p.Project = ""
+	p.Project, p.Scope = "", ""
 	return p
 }
 

@@ -305,8 +305,8 @@ func (p HomePlan) prepare() error {
 	return mkdirPrivate(socketDir())
 }
 
-// nameProject writes, once, the project's path in its layer's directory
-// (ProjectFile): wsh home says whose each layer is.
+// nameProject writes, once, the project's path and its scope in its
+// layer's directory (ProjectFile): wsh home says whose each layer is.
 func (p HomePlan) nameProject() error {
 	if p.Project == "" {
 		return nil
@@ -319,7 +319,7 @@ func (p HomePlan) nameProject() error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(p.Project + "\n")
+	_, err = f.WriteString(p.Project + "\n" + p.Scope + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -524,7 +524,9 @@ func Layers(plan HomePlan) []HomePlan {
 		l.layerDir = filepath.Join(dir, e.Name())
 		l.Project = "(unknown: " + l.layerDir + ")"
 		if b, err := os.ReadFile(filepath.Join(l.layerDir, ProjectFile)); err == nil && len(b) > 1 {
-			l.Project = strings.TrimSuffix(string(b), "\n")
+			// The project's path, then its scope (HomePlan.Scope).
+			name, scope, _ := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n")
+			l.Project, l.Scope = name, scope
 		}
 		out = append(out, l)
 	}
