@@ -459,3 +459,24 @@ sh -c 'mkdir -p "$TMPDIR/.cargo" && echo x > "$TMPDIR/.cargo/config.toml"'`, hos
 		})
 	}
 }
+
+// TestParentNamesWhenStartedInTmpdir: a run started in its TMPDIR itself
+// (a directory every run shares, as /tmp) protects the names there as in
+// any TMPDIR: a command cannot make .cargo/config.toml or conftest.py in
+// it (the fifth review: started there, nothing was protected), and
+// nothing of the placeholders is left after the run.
+func TestParentNamesWhenStartedInTmpdir(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			tmp := filepath.Join(workDir(t, u), "tmp")
+			mkdirOwned(t, u, tmp)
+			before := listing(t, tmp)
+			r := runWsh(t, u, tmp, append([]string{"TMPDIR=" + tmp, "HOME=" + workDir(t, u)}, jailEnv...),
+				`sh -c 'mkdir -p .cargo && echo "[alias]" > .cargo/config.toml && echo made-cargo; echo x > conftest.py && echo made-conftest; true'`)
+			if r.status != 0 || strings.Contains(r.stdout, "made") {
+				t.Errorf("started in TMPDIR, a command made a parent name there: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			sameListing(t, tmp, before, "started in TMPDIR", r)
+		})
+	}
+}

@@ -106,7 +106,7 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 	l := ph.ledgerFor(path)
 	if err := l.add(m); err != nil && !ph.said && ph.warn != nil {
 		ph.said = true
-		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): were wsh killed with SIGKILL, they would stay", l.dir, unwrapErrno(err)))
+		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): those another run still holds when this one ends, and all of them were wsh killed with SIGKILL, would stay", l.dir, unwrapErrno(err)))
 	}
 	return fi, nil
 }

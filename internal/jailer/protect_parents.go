@@ -22,34 +22,41 @@ type parentName struct {
 	make placeholder
 }
 
-// parentNames is the table. An empty file where the tool would take a
+// parentNames is the table (pyproject.toml an empty file: an empty
+// table to uv, poetry and pytest; pytest 8.1 and later may take its
+// directory for the rootdir, which runs nothing). An empty file where the tool would take a
 // directory as found (npm's prefix search takes a node_modules
 // directory, the mvn script tests -d .mvn), an empty directory where
 // the tool reads only a file (pytest's is_file, cmd/go's !IsDir) or a
 // directory with no config in it (git's discovery, cargo's
 // .cargo/config.toml).
 var parentNames = []parentName{
-	{".git", makeDir},                // git: core.fsmonitor, hooks, aliases of a repository found upward
-	{"go.work", makeDir},             // go: use and replace send the build to other code
-	{"go.mod", makeDir},              // go: replace, for a directory below with no go.mod
-	{".cargo", makeDir},              // cargo: .cargo/config.toml (rustc-wrapper, aliases)
-	{"rust-toolchain", makeDir},      // rustup: the toolchain (a path to one) cargo and rustc run
-	{"rust-toolchain.toml", makeDir}, // rustup, as above
-	{".mvn", makeEmptyFile},          // mvn: .mvn/jvm.config, maven.config, extensions.xml
-	{"node_modules", makeEmptyFile},  // node's require and npm's prefix search walk up
-	{".npmrc", makeEmptyFile},        // npm at a prefix found upward; yarn 1 reads every parent's
-	{"pytest.ini", makeDir},          // pytest: the rootdir and its addopts (-p plugin)
-	{".pytest.ini", makeDir},         // pytest, as above
-	{"pyproject.toml", makeDir},      // pytest, as above
-	{"tox.ini", makeDir},             // pytest, as above
-	{"setup.cfg", makeDir},           // pytest, as above
-	{"conftest.py", makeDir},         // pytest imports each parent's conftest.py
-	{"CLAUDE.md", makeEmptyFile},     // Claude Code reads every parent's instructions
-	{"AGENTS.md", makeEmptyFile},     // Codex, up to the repository's root
-	{"GEMINI.md", makeEmptyFile},     // Gemini CLI, up to the project's root
-	{".claude", makeDir},             // agents' settings, read upward too
-	{".codex", makeDir},              // as above
-	{".gemini", makeDir},             // as above
+	{".git", makeDir},                     // git: core.fsmonitor, hooks, aliases of a repository found upward
+	{"go.work", makeDir},                  // go: use and replace send the build to other code
+	{"go.mod", makeDir},                   // go: replace, for a directory below with no go.mod
+	{".cargo", makeDir},                   // cargo: .cargo/config.toml (rustc-wrapper, aliases)
+	{"rust-toolchain", makeDir},           // rustup: the toolchain (a path to one) cargo and rustc run
+	{"rust-toolchain.toml", makeDir},      // rustup, as above
+	{".mvn", makeEmptyFile},               // mvn: .mvn/jvm.config, maven.config, extensions.xml
+	{"node_modules", makeEmptyFile},       // node's require and npm's prefix search walk up
+	{".npmrc", makeEmptyFile},             // npm at a prefix found upward; yarn 1 reads every parent's
+	{"pytest.ini", makeDir},               // pytest: the rootdir and its addopts (-p plugin)
+	{".pytest.ini", makeDir},              // pytest, as above
+	{"pytest.toml", makeDir},              // pytest 9, as above
+	{".pytest.toml", makeDir},             // pytest 9, as above
+	{"pyproject.toml", makeEmptyFile},     // pytest (addopts, pythonpath); uv and poetry read it upward and fail on a directory
+	{"uv.toml", makeEmptyFile},            // uv: index-url, what the next install fetches
+	{"tox.ini", makeDir},                  // pytest, as above
+	{"setup.cfg", makeDir},                // pytest, as above
+	{"conftest.py", makeDir},              // pytest imports each parent's conftest.py
+	{"CLAUDE.md", makeEmptyFile},          // Claude Code reads every parent's instructions
+	{"CLAUDE.local.md", makeEmptyFile},    // as above
+	{"AGENTS.md", makeEmptyFile},          // Codex, up to the repository's root
+	{"AGENTS.override.md", makeEmptyFile}, // as above
+	{"GEMINI.md", makeEmptyFile},          // Gemini CLI, up to the project's root
+	{".claude", makeDir},                  // agents' settings, read upward too
+	{".codex", makeDir},                   // as above
+	{".gemini", makeDir},                  // as above
 }
 
 // parentBases are the directories the parent names are protected in:
@@ -65,9 +72,12 @@ func (p *protector) parentBases() []string {
 	for _, pr := range p.projects {
 		tops = append(tops, p.projectTop(pr))
 	}
-	if p.start != "" && !contains(p.projects, p.start) {
-		tops = append(tops, p.start) // /tmp, $TMPDIR: the project is the start directory
+	if p.start != "" && !contains(p.projects, p.start) && !p.shared(p.start) {
+		tops = append(tops, p.start)
 	}
+	// Started in /tmp or $TMPDIR itself: they are still every user's,
+	// and their names are protected (the fifth review: nothing there
+	// was), a git init there refused with them.
 	var out []string
 	add := func(d string) {
 		if d == p.home || contains(out, d) {
@@ -166,6 +176,17 @@ func (p *protector) parentCandidates() []candidate {
 func (p *protector) noGitdir(gp string) (bool, error) {
 	isGitdir, err := p.looksLikeGitdir(gp)
 	return !isGitdir, err
+}
+
+// parentKind is what the table makes for name, makeNone for a name not
+// in it.
+func parentKind(name string) placeholder {
+	for _, n := range parentNames {
+		if n.name == name {
+			return n.make
+		}
+	}
+	return makeNone
 }
 
 // ParentNames returns the names of the table (a copy), in its order.

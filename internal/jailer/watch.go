@@ -92,14 +92,20 @@ func (j *Jailer) checkProtection(prot *protection) {
 // is not there, or is an empty directory or an empty file (a full rung's
 // run makes such placeholders, in /tmp for all, and removes them at its
 // end: a lower rung's run, which makes none, would otherwise take them
-// for a command's doing). A symlink is not hollow.
+// for a command's doing). A symlink is not hollow, nor a parent name
+// (protect_parents.go) of another kind than the table's: an empty file
+// .git breaks the host's git below it, an empty node_modules directory
+// moves npm's prefix.
 func hollow(p string) bool {
 	fi, err := os.Lstat(p)
+	kind := parentKind(filepath.Base(p))
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return true
 	case err != nil:
 		return false
+	case kind != makeNone && fi.IsDir() != (kind == makeDir):
+		return false // of another kind than the table's
 	case fi.Mode().IsRegular():
 		return fi.Size() == 0
 	case !fi.IsDir():

@@ -9,8 +9,8 @@ import (
 )
 
 // TestHollow: absent, an empty directory and an empty file are hollow; a
-// directory with an entry, a file with a byte and a symlink (even to
-// nothing) are not.
+// directory with an entry, a file with a byte, a symlink (even to
+// nothing) and a parent name of another kind than the table's are not.
 func TestHollow(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -18,6 +18,7 @@ func TestHollow(t *testing.T) {
 		os.Mkdir(p("empty-dir"), 0o755), os.WriteFile(p("empty-file"), nil, 0o644),
 		os.Mkdir(p("full-dir"), 0o755), os.WriteFile(p("full-dir/x"), nil, 0o644),
 		os.WriteFile(p("file"), []byte("x"), 0o644), os.Symlink("nowhere", p("link")),
+		os.Mkdir(p("node_modules"), 0o755), os.WriteFile(p(".git"), nil, 0o644), os.Mkdir(p(".cargo"), 0o755),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -26,6 +27,7 @@ func TestHollow(t *testing.T) {
 	for name, want := range map[string]bool{
 		"missing": true, "missing/below": true, "empty-file/below": true, "empty-dir": true, "empty-file": true,
 		"full-dir": false, "file": false, "link": false,
+		"node_modules": false, ".git": false, ".cargo": true, // the table's kinds: file, dir, dir
 	} {
 		if got := hollow(p(name)); got != want {
 			t.Errorf("%s: hollow %v, want %v", name, got, want)
