@@ -25,7 +25,8 @@ func (h *realHome) newProject(t *testing.T, name string) string {
 // a run in project B: B's python3 does not run A's .pth (nothing is
 // written in B on the host) and B's ~/.npmrc is not A's; a later run in A
 // sees A's writes again; what A wrote to the module cache and the build
-// cache, B sees.
+// cache, B sees, but for the git repositories in the caches (go's vcs,
+// cargo's db) and npx's installs, which are A's own.
 func TestHomePerProject(t *testing.T) {
 	site := userSite(t)
 	for _, u := range users {
@@ -37,7 +38,11 @@ func TestHomePerProject(t *testing.T) {
 			pth := filepath.Join(site, "wsh-e2e-"+n+".pth")
 			mod := "go/pkg/mod/cache/wsh-e2e-" + n
 			build := ".cache/go-build/wsh-e2e-" + n
-			h.jailIn(t, a, `mkdir -p ~/`+site+` ~/`+mod+` ~/.cache/go-build && `+
+			// Git repositories in the caches (go's vcs, cargo's db) and
+			// npx's installs stay the project's own.
+			own := []string{"go/pkg/mod/cache/vcs/wsh-e2e-" + n, ".cargo/git/db/wsh-e2e-" + n, ".npm/_npx/wsh-e2e-" + n}
+			h.jailIn(t, a, `mkdir -p ~/`+strings.Join(own, " ~/")+` && `+
+				`mkdir -p ~/`+site+` ~/`+mod+` ~/.cache/go-build && `+
 				`echo 'import os; open("`+pwned+`", "w").write("A ran here")' > ~/`+pth+` && `+
 				`echo 'registry=http://a-`+n+`.invalid/' > ~/.npmrc && `+
 				`echo from-A > ~/`+mod+`/f && echo from-A > ~/`+build)
@@ -60,6 +65,12 @@ func TestHomePerProject(t *testing.T) {
 				t.Errorf("project B does not see what A wrote to the module cache and the build cache: %q", lines[3:])
 			}
 
+			if out := h.jailIn(t, b, `for d in ~/`+strings.Join(own, " ~/")+`; do [ -e $d ] && echo $d; done; true`); out != "" {
+				t.Errorf("project B sees project A's git repositories or npx installs in the caches:\n%s", out)
+			}
+			if out := h.jailIn(t, a, `for d in ~/`+strings.Join(own, " ~/")+`; do [ -e $d ] || echo $d; done; true`); out != "" {
+				t.Errorf("project A lost its own:\n%s", out)
+			}
 			got = h.jailIn(t, a, `cat ~/.npmrc; ls ~/`+pth)
 			if got != "registry=http://a-"+n+".invalid/\n"+filepath.Join(h.dir, pth)+"\n" {
 				t.Errorf("project A's later run does not see A's writes:\n%s", got)

@@ -46,6 +46,12 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 	if err != nil {
 		return none, err
 	}
+	own, err := ownTrees(mfd, k.spec.Own)
+	if err != nil {
+		c.close()
+		return none, err
+	}
+	defer closeAll(own)
 	mounted := false
 	for _, rel := range k.spec.Caches {
 		done, err := mountCache(c.mount, mfd, rel)
@@ -63,7 +69,57 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 		}
 		mounted = mounted || done
 	}
+	if err := mountOwn(mfd, k.spec.Own, own); err != nil {
+		c.close()
+		return none, err
+	}
 	return c, nil
+}
+
+// ownTrees clones, before the shared caches cover them, the project's
+// own directories of rels in its overlay mfd (made where missing).
+func ownTrees(mfd int, rels []string) ([]int, error) {
+	var out []int
+	for _, rel := range rels {
+		dir, err := makeDirBeneath(mfd, rel)
+		if err != nil {
+			closeAll(out)
+			return nil, &os.PathError{Op: "make the project's own place", Path: rel, Err: err}
+		}
+		tree, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		unix.Close(dir)
+		if err != nil {
+			closeAll(out)
+			return nil, &os.PathError{Op: "open_tree", Path: rel, Err: err}
+		}
+		out = append(out, tree)
+	}
+	return out, nil
+}
+
+// mountOwn mounts each of the project's own trees (ownTrees) back at its
+// path on mfd, now in a shared cache: made there where missing, crossing
+// into the cache's mount (no symlink followed).
+func mountOwn(mfd int, rels []string, trees []int) error {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	for i, rel := range rels {
+		parent, err := resolve.Open(mfd, filepath.Dir(rel), how)
+		if err != nil {
+			return &os.PathError{Op: "open the project's own place", Path: rel, Err: err}
+		}
+		dst, err := makeDirBeneath(parent, filepath.Base(rel))
+		unix.Close(parent)
+		if err != nil {
+			return &os.PathError{Op: "make the project's own place", Path: rel, Err: err}
+		}
+		err = unix.MoveMount(trees[i], "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		unix.Close(dst)
+		if err != nil {
+			return &os.PathError{Op: "move_mount (the project's own onto the shared cache)", Path: rel, Err: err}
+		}
+	}
+	return nil
 }
 
 // mountCache mounts rel of the shared mount on rel of the overlay mfd,

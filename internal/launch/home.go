@@ -38,11 +38,21 @@ type HomePlan struct {
 var SharedCaches = []string{
 	".cache/go-build", // go's build cache (GOCACHE's default)
 	"go/pkg/mod",      // go's module cache (GOMODCACHE's default)
-	".npm",            // npm's cache
+	".npm/_cacache",   // npm's cache (not _npx: the packages npx runs, installed)
 	".cache/pip",      // pip's cache
 	".cargo/registry", // cargo's crates
 	".cargo/git",      // cargo's git dependencies
 	".m2/repository",  // maven's repository
+}
+
+// OwnInCaches are directories beneath SharedCaches that stay each
+// project's own: git repositories a tool runs git in (go's for modules
+// fetched from their origin, GOPRIVATE or GOPROXY=direct; cargo's with
+// net.git-fetch-with-cli), whose hooks and config git would run in
+// another project's jail (the fourth review).
+var OwnInCaches = []string{
+	"go/pkg/mod/cache/vcs",
+	".cargo/git/db",
 }
 
 // KeeperLinger is how long a home's keeper stays once no wsh is connected:

@@ -477,6 +477,7 @@ func (p HomePlan) keeperSpec() (*proto.KeeperSpec, error) {
 		}
 		s.SharedSocketName = p.Shared().socketName(shared.Dev, shared.Ino)
 		s.Caches = append([]string(nil), SharedCaches...)
+		s.Own = append([]string(nil), OwnInCaches...)
 	}
 	return s, nil
 }

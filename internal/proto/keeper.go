@@ -55,6 +55,9 @@ type KeeperSpec struct {
 	// lives. "" for the shared layer's own keeper.
 	SharedSocketName string
 	Caches           []string
+	// Own are directories beneath Caches that stay the project's own:
+	// its overlay's, mounted back over the shared cache's.
+	Own []string
 }
 
 // The lock files of a home. The keeper holds KeeperLockName exclusively
@@ -71,7 +74,7 @@ const (
 	GensDir        = "gen"
 )
 
-const keeperMagic = "wsh-keep\x02"
+const keeperMagic = "wsh-keep\x03"
 
 // Encode returns the keeper spec's wire form.
 func (s *KeeperSpec) Encode() ([]byte, error) {
@@ -85,6 +88,7 @@ func (s *KeeperSpec) Encode() ([]byte, error) {
 	e.u64(uint64(s.Refresh))
 	e.str(s.SharedSocketName)
 	e.strs(s.Caches)
+	e.strs(s.Own)
 	return e.b, nil
 }
 
@@ -107,6 +111,7 @@ func ReadKeeperSpec(r io.Reader) (*KeeperSpec, error) {
 	s.Refresh = time.Duration(d.u64())
 	s.SharedSocketName = d.str()
 	s.Caches = d.strs()
+	s.Own = d.strs()
 	if d.bad || len(d.b) != 0 || s.Home.Path == "" || s.SocketName == "" {
 		return nil, errors.New("home keeper: spec: malformed")
 	}
