@@ -24,7 +24,7 @@ var placeholders = []string{".agents", ".claude", ".codex", ".cursor", ".devcont
 	".bashrc.d", ".ssh", ".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
 	".zprofile", ".zshenv", ".zlogin", ".zlogout", ".bash_aliases", ".gitmodules", ".mcp.json", ".devcontainer.json",
 	".npmrc", ".yarnrc", ".gdbinit", ".tmux.conf", ".mavenrc", ".irbrc", ".pryrc", ".psqlrc", ".Rprofile", ".guile",
-	".sqliterc", ".vim", ".node_modules", ".node_libraries",
+	".sqliterc", ".vim", ".node_modules", ".node_libraries", ".lldbinit", ".pdbrc", ".ghci", ".hgrc", ".direnvrc",
 	".zed", ".kiro", ".amazonq", ".roo", ".continue", ".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml"}
 
 // A run is what one shell gave for one script.

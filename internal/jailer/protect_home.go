@@ -43,6 +43,14 @@ var homeToolFiles = map[string]placeholder{
 	"go/bin":              makeNone,
 	".docker/config.json": makeNone,
 	".node_modules":       makeDir, ".node_libraries": makeDir,
+	// From the fourth review: go's own env file (GOFLAGS=-toolexec runs a
+	// program at every build), debuggers', Mercurial's (hooks), GHCi's,
+	// pdb's, direnv's and Julia's startup files.
+	".config/go/env": makeNone,
+	".lldbinit":      makeEmptyFile, ".pdbrc": makeEmptyFile, ".ghci": makeEmptyFile,
+	".hgrc": makeEmptyFile, ".config/hg": makeNone,
+	".direnvrc": makeEmptyFile, ".config/direnv": makeNone,
+	".julia/config": makeNone,
 }
 
 // pythonUserSites are the home's user site-packages directories, whose
