@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,6 +274,11 @@ func withUmask(hc interp.HandlerContext, f func()) {
 func processUmask() (uint32, error) {
 	umaskMu.Lock()
 	defer umaskMu.Unlock()
+	// The thread /proc/thread-self names at the open is the one read:
+	// locked, no other goroutine can take it and end it (asJail's end
+	// their threads) between the open and the read (ESRCH).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b, err := os.ReadFile("/proc/thread-self/status")
 	if err != nil {
 		return 0, fmt.Errorf("the umask: %w", err)

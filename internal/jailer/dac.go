@@ -20,9 +20,12 @@ var dacCaps = []uint{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_F
 // thread of its own whose effective set lacks dacCaps, so that the
 // kernel checks the file's permissions and the sticky bit as it does in
 // the jail. Capabilities are per thread (capset(2) acts on the calling
-// thread): the thread is locked to its goroutine and never unlocked, so
-// it ends with it, lowered set and all, and no other goroutine runs on
-// it. A process without those capabilities runs open as it is.
+// thread): the thread is locked to its goroutine, and given back to the
+// runtime once its set is as it was; where that fails it stays locked,
+// and ends with the goroutine, lowered set and all. (Ending a thread at
+// each redirection had other goroutines lose theirs between an open of
+// /proc/thread-self and its read: ESRCH.) A process without those
+// capabilities runs open as it is.
 func asJail(open func() (*os.File, error)) (*os.File, error) {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -42,13 +45,14 @@ func asJail(open func() (*os.File, error)) (*os.File, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: see above
+		runtime.LockOSThread() // unlocked only with the set given back
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-		var data [2]unix.CapUserData
-		if err := unix.Capget(&hdr, &data[0]); err != nil {
+		var was, data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &was[0]); err != nil {
 			done <- result{nil, os.NewSyscallError("capget", err)}
 			return
 		}
+		data = was
 		for _, c := range dacCaps {
 			data[c/32].Effective &^= 1 << (c % 32)
 		}
@@ -58,6 +62,9 @@ func asJail(open func() (*os.File, error)) (*os.File, error) {
 		}
 		f, err := open()
 		done <- result{f, err}
+		if unix.Capset(&hdr, &was[0]) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	r := <-done
 	return r.f, r.err
