@@ -101,15 +101,8 @@ func ownTrees(mfd int, rels []string) ([]int, error) {
 // path on mfd, now in a shared cache: made there where missing, crossing
 // into the cache's mount (no symlink followed).
 func mountOwn(mfd int, rels []string, trees []int) error {
-	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	for i, rel := range rels {
-		parent, err := resolve.Open(mfd, filepath.Dir(rel), how)
-		if err != nil {
-			return &os.PathError{Op: "open the project's own place", Path: rel, Err: err}
-		}
-		dst, err := makeDirBeneath(parent, filepath.Base(rel))
-		unix.Close(parent)
+		dst, err := makeDirsBeneath(mfd, rel, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 		if err != nil {
 			return &os.PathError{Op: "make the project's own place", Path: rel, Err: err}
 		}
@@ -169,8 +162,13 @@ var errDetachedTarget = errors.New("move_mount: the target mount is not attached
 // descriptor, making the directories that are missing (0755), following
 // no symlink and crossing no mount.
 func makeDirBeneath(dir int, rel string) (int, error) {
-	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV}
+	return makeDirsBeneath(dir, rel, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS|unix.RESOLVE_NO_XDEV)
+}
+
+// makeDirsBeneath is makeDirBeneath with the resolve flags given: without
+// RESOLVE_NO_XDEV it goes on into a mount on the way (a shared cache).
+func makeDirsBeneath(dir int, rel string, resolveFlags uint64) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolveFlags}
 	cur, err := unix.Dup(dir)
 	if err != nil {
 		return -1, err
