@@ -33,6 +33,7 @@ type shellRun struct {
 	status int
 	stderr bool // it wrote to stderr (the messages' wording differs)
 	files  []string
+	said   string // what it wrote there, for the report only
 }
 
 func (r shellRun) String() string {
@@ -66,7 +67,7 @@ func runShell(t *testing.T, sh, script, file string) shellRun {
 	if cmd.ProcessState == nil {
 		t.Fatalf("%s did not run", sh)
 	}
-	r := shellRun{stdout: strings.ReplaceAll(out.String(), dir, "DIR"), status: cmd.ProcessState.ExitCode(), stderr: errb.Len() > 0}
+	r := shellRun{stdout: strings.ReplaceAll(out.String(), dir, "DIR"), status: cmd.ProcessState.ExitCode(), stderr: errb.Len() > 0, said: errb.String()}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if rel, _ := filepath.Rel(dir, p); rel != "." && !slices.Contains(placeholders, rel) {
 			r.files = append(r.files, rel)
@@ -149,7 +150,7 @@ func TestDifferential(t *testing.T) {
 				why, isKnown := known[script]
 				switch differs := b.String() != w.String(); {
 				case differs && !isKnown:
-					t.Errorf("wsh differs from bash on %q:\nbash: %v\nwsh:  %v", script, b, w)
+					t.Errorf("wsh differs from bash on %q:\nbash: %v\nwsh:  %v\nwsh's stderr:\n%s", script, b, w, w.said)
 				case !differs && isKnown:
 					t.Errorf("%q no longer differs (%s): take it out of known.txt and the README", script, why)
 				case !differs:

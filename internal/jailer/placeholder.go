@@ -63,6 +63,15 @@ type madePlaceholder struct {
 
 func statInode(st *unix.Stat_t) inode { return inode{uint64(st.Dev), st.Ino} }
 
+// fileInfoOf is f's FileInfo, nil where it cannot be had.
+func fileInfoOf(f *os.File) fs.FileInfo {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
 // newPlaceholders returns the run's placeholders, with their ledger in
 // dir ("" for none), and removes those that runs gone before left.
 func newPlaceholders(dir string, warn func(string)) *placeholders {
@@ -75,25 +84,22 @@ func newPlaceholders(dir string, warn func(string)) *placeholders {
 // process made meanwhile is held as found (EEXIST). It returns what is
 // at path now.
 func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error) {
-	err := makePlaceholder(path, kind)
+	f, err := makePlaceholder(path, kind)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		// Not made (the directory is not this user's to write in): a
 		// missing path, as before wsh tried.
 		return nil, &os.PathError{Op: "mkdir", Path: path, Err: unix.ENOENT}
 	}
-	made := err == nil
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
+	fi, lerr := os.Lstat(path)
+	if f == nil {
+		return fi, lerr // the caller holds it as any path found there
 	}
-	if !made {
-		return fi, nil // the caller holds it as any path found there
-	}
-	f, st, _, err := ph.lockShared(path, fi)
-	if err != nil || f == nil {
+	st := &unix.Stat_t{}
+	if lerr != nil || unix.Fstat(int(f.Fd()), st) != nil || !os.SameFile(fi, fileInfoOf(f)) {
 		// Removed or replaced as soon as made: by the user on the
 		// host, since no jail sees it yet. It is not wsh's then.
-		return fi, err
+		f.Close()
+		return fi, lerr
 	}
 	m := madePlaceholder{path: path, id: statInode(st)}
 	ph.mu.Lock()
@@ -147,7 +153,12 @@ func (ph *placeholders) hold(path string, fi fs.FileInfo) (ok bool, err error) {
 	_, held := ph.held[id]
 	ph.mu.Unlock()
 	if held {
-		return true, nil
+		// Held, if path is still that inode: fi may be older than the
+		// removal of what it shows (another run's placeholder, removed
+		// at its end), whose inode number the file system has given to
+		// one this run made since (a project's placeholder).
+		var now unix.Stat_t
+		return unix.Lstat(path, &now) == nil && statInode(&now) == id, nil
 	}
 	f, _, gone, err := ph.lockShared(path, fi)
 	if err != nil || f == nil {

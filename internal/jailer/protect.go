@@ -3,6 +3,7 @@
 package jailer
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -1226,52 +1227,87 @@ func chmodPlaceholder(fd int, mode uint32) error {
 // way for a symlink cannot have wsh make the placeholder elsewhere. It
 // makes none where a command could not make path itself
 // (unprivilegedWritable): there it protects nothing.
-func makePlaceholder(path string, make placeholder) error {
+func makePlaceholder(path string, make placeholder) (*os.File, error) {
 	if make == makeNone {
-		return fs.ErrNotExist
+		return nil, fs.ErrNotExist
 	}
 	dfd, err := resolve.Open(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unix.Close(dfd)
 	var st unix.Stat_t
 	if err := unix.Fstat(dfd, &st); err != nil {
-		return err
+		return nil, err
 	}
 	if !unprivilegedWritable(&st) {
-		return unix.EACCES
+		return nil, unix.EACCES
 	}
 	name := filepath.Base(path)
-	if make == makeDir {
-		if err := unix.Mkdirat(dfd, name, 0o755); err != nil {
-			return err
-		}
-		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		return chmodPlaceholder(fd, placeholderMode(name, true))
+	var rnd [6]byte
+	if _, err := unix.Getrandom(rnd[:], 0); err != nil {
+		return nil, os.NewSyscallError("getrandom", err)
 	}
-	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	tmp := "." + name + ".wsh-" + hex.EncodeToString(rnd[:])
+	f, err := makeLocked(dfd, tmp, name, make)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	err = chmodPlaceholder(fd, placeholderMode(name, false))
+	// Put in place only now, locked: a run sweeping a ledger that names
+	// an older placeholder whose inode number this one got (a file
+	// system gives a removed inode's number out again) cannot take it
+	// for that one and remove it before this run holds it.
+	if err := unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
+		f.Close()
+		flag := 0
+		if make == makeDir {
+			flag = unix.AT_REMOVEDIR
+		}
+		unix.Unlinkat(dfd, tmp, flag)
+		return nil, err
+	}
+	return f, nil
+}
+
+// makeLocked makes the placeholder tmp in dfd as make says (name is the
+// name it is for: its mode), and returns it open and locked shared.
+func makeLocked(dfd int, tmp, name string, make placeholder) (*os.File, error) {
+	var fd int
+	var err error
+	if make == makeDir {
+		if err := unix.Mkdirat(dfd, tmp, 0o755); err != nil {
+			return nil, err
+		}
+		fd, err = unix.Openat(dfd, tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = unix.Openat(dfd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	err = chmodPlaceholder(fd, placeholderMode(name, make == makeDir))
 	if err == nil && make == makeCommondir {
 		// "./", not ".": libgit2 (1.5 to 1.9) finds no repository with
 		// ".", and git reads both as the gitdir itself.
 		_, err = f.WriteString(commondirSelf)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = unix.Flock(fd, unix.LOCK_SH)
 	}
-	return err
+	if err != nil {
+		f.Close()
+		flag := 0
+		if make == makeDir {
+			flag = unix.AT_REMOVEDIR
+		}
+		unix.Unlinkat(dfd, tmp, flag)
+		return nil, err
+	}
+	return f, nil
 }
 
 // commondirSelf is the commondir wsh makes: the gitdir itself.
