@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"wsh/config"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
@@ -64,6 +66,10 @@ func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, f
 	conn, err := launch.OpenHome(plan)
 	if err != nil {
 		h.status.Why = err.Error()
+		// The host refuses the keeper's namespaces as it will the
+		// jail's: the ladder says so, and no lower rung has a
+		// copy-on-write home (WSH_HOME=cow still fails, requireHome).
+		h.planned = !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES)
 		return
 	}
 	h.mounts = hostMountsBeneath(plan.Home, j.writable)
