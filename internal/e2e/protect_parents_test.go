@@ -480,3 +480,25 @@ func TestParentNamesWhenStartedInTmpdir(t *testing.T) {
 		})
 	}
 }
+
+// TestParentNamesInAHomeThatIsTmpdir: with HOME its TMPDIR (as HOME=/tmp
+// for a service account), started in a project below, a command cannot
+// make the parent names in the home (the review of the whole: they were
+// left out of the home), and nothing is left after the run.
+func TestParentNamesInAHomeThatIsTmpdir(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			tmp := filepath.Join(workDir(t, u), "tmp")
+			proj := filepath.Join(tmp, "proj")
+			mkdirOwned(t, u, tmp)
+			mkdirOwned(t, u, proj)
+			before := listing(t, tmp)
+			r := runWsh(t, u, proj, append([]string{"TMPDIR=" + tmp, "HOME=" + tmp}, jailEnv...),
+				`sh -c 'echo x > ../conftest.py && echo made-conftest; mkdir -p ../node_modules/x && echo made-node; true'`)
+			if r.status != 0 || strings.Contains(r.stdout, "made") {
+				t.Errorf("with HOME its TMPDIR, a command made a parent name there: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			sameListing(t, tmp, before, "HOME=TMPDIR", r)
+		})
+	}
+}

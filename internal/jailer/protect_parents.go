@@ -66,7 +66,10 @@ var parentNames = []parentName{
 // and, where it lies in a repository (a monorepo's packages/web, a
 // submodule), the outermost repository that holds it, up to its root: a
 // project's own .git, go.work, node_modules, pyproject.toml are its
-// work. Nor the home (its own files are the home's protected names).
+// work. The home too, where it is /tmp or lies above the start
+// directory in a writable path (HOME=/tmp, or /tmp/h above /tmp/h/proj:
+// the review of the whole found its names left out there); where both
+// tables name a path, the home's placeholder is made (candidates).
 func (p *protector) parentBases() []string {
 	var tops []string
 	for _, pr := range p.projects {
@@ -80,7 +83,7 @@ func (p *protector) parentBases() []string {
 	// was), a git init there refused with them.
 	var out []string
 	add := func(d string) {
-		if d == p.home || contains(out, d) {
+		if contains(out, d) {
 			return
 		}
 		for _, t := range tops {

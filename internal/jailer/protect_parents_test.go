@@ -24,7 +24,7 @@ func TestParentCandidates(t *testing.T) {
 		}
 	}
 	roots := []string{tmp, proj, inProj, other, home}
-	p := newProtector(roots, []string{proj, inProj, other}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
+	p := newProtector(roots, []string{proj, inProj, other, home}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
 	p.start = proj
 	p.hidden = func() []string { return []string{other} }
 	var pr protection
@@ -81,6 +81,39 @@ func TestParentCandidatesNotInTheRepository(t *testing.T) {
 	for d, want := range map[string]bool{tmp: true, above: true, mono: false, filepath.Join(mono, "packages"): false, web: false, lib: false} {
 		if made := got[filepath.Join(d, "pytest.ini")]; made != want {
 			t.Errorf("pytest.ini in %s: made %v, want %v", d, made, want)
+		}
+	}
+}
+
+// TestParentCandidatesInTheHome: a home that is /tmp itself, or lies in
+// /tmp above the start directory (HOME=/tmp/h, started in /tmp/h/proj),
+// gets the parent names as any directory there (the review of the whole:
+// they were left out of the home).
+func TestParentCandidatesInTheHome(t *testing.T) {
+	tmp := t.TempDir()
+	h := filepath.Join(tmp, "h")
+	proj := filepath.Join(h, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, home := range []string{tmp, h} {
+		p := newProtector([]string{tmp, proj}, []string{proj}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
+		p.start = proj
+		var pr protection
+		cs, err := p.candidates(proj, &pr)
+		if err != nil || pr.err != nil {
+			t.Fatal(err, pr.err)
+		}
+		got := map[string]placeholder{}
+		for _, c := range cs {
+			got[c.path] = c.make
+		}
+		for _, n := range []string{"conftest.py", "node_modules", "go.work", "rust-toolchain.toml", "CLAUDE.md"} {
+			for _, d := range []string{tmp, h} {
+				if k := got[filepath.Join(d, n)]; k != parentKind(n) {
+					t.Errorf("HOME=%s: %s in %s made as %d, want %d", home, n, d, k, parentKind(n))
+				}
+			}
 		}
 	}
 }
