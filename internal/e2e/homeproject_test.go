@@ -71,6 +71,17 @@ func TestHomePerProject(t *testing.T) {
 			if out := h.jailIn(t, a, `for d in ~/`+strings.Join(own, " ~/")+`; do [ -e $d ] || echo $d; done; true`); out != "" {
 				t.Errorf("project A lost its own:\n%s", out)
 			}
+			// The directory between a shared cache and a project's own
+			// place in it cannot be moved (with the own place's mount in
+			// it, another project's repository would take its place).
+			mv := `python3 -c 'import os,errno,sys
+try:
+    os.rename(sys.argv[1], sys.argv[1]+".x"); print("moved")
+except OSError as e:
+    print(errno.errorcode[e.errno])' ~/go/pkg/mod/cache`
+			if out := h.jailIn(t, b, mv); out != "EBUSY\n" {
+				t.Errorf("a command moved ~/go/pkg/mod/cache, which holds the project's own vcs: %q", out)
+			}
 			got = h.jailIn(t, a, `cat ~/.npmrc; ls ~/`+pth)
 			if got != "registry=http://a-"+n+".invalid/\n"+filepath.Join(h.dir, pth)+"\n" {
 				t.Errorf("project A's later run does not see A's writes:\n%s", got)

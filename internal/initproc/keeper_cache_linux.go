@@ -69,7 +69,7 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 		}
 		mounted = mounted || done
 	}
-	if err := mountOwn(mfd, k.spec.Own, own); err != nil {
+	if err := mountOwn(mfd, k.spec.Caches, k.spec.Own, own); err != nil {
 		c.close()
 		return none, err
 	}
@@ -99,10 +99,28 @@ func ownTrees(mfd int, rels []string) ([]int, error) {
 
 // mountOwn mounts each of the project's own trees (ownTrees) back at its
 // path on mfd, now in a shared cache: made there where missing, crossing
-// into the cache's mount (no symlink followed).
-func mountOwn(mfd int, rels []string, trees []int) error {
+// into the cache's mount (no symlink followed). Each directory between
+// the cache's root and it is bound onto itself first (pinned): else a
+// command of another project could rename one (go/pkg/mod/cache) in the
+// shared layer and take the own directory's mount with it, and put its
+// own repository where this project's git then runs (the review of the
+// whole). One that cannot be made (a file there) is passed over: the
+// own directory cannot be there either.
+func mountOwn(mfd int, caches, rels []string, trees []int) error {
+	const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 	for i, rel := range rels {
-		dst, err := makeDirsBeneath(mfd, rel, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+		for _, d := range between(caches, rel) {
+			if err := pinBeneath(mfd, d); err != nil {
+				if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+					break
+				}
+				return err
+			}
+		}
+		dst, err := makeDirsBeneath(mfd, rel, beneath)
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			continue
+		}
 		if err != nil {
 			return &os.PathError{Op: "make the project's own place", Path: rel, Err: err}
 		}
@@ -111,6 +129,40 @@ func mountOwn(mfd int, rels []string, trees []int) error {
 		if err != nil {
 			return &os.PathError{Op: "move_mount (the project's own onto the shared cache)", Path: rel, Err: err}
 		}
+	}
+	return nil
+}
+
+// between are the directories strictly between the cache of caches that
+// holds rel and rel (go/pkg/mod/cache for go/pkg/mod/cache/vcs).
+func between(caches []string, rel string) []string {
+	var out []string
+	for _, c := range caches {
+		if !strings.HasPrefix(rel, c+"/") {
+			continue
+		}
+		for d := filepath.Dir(rel); d != c && strings.HasPrefix(d, c+"/"); d = filepath.Dir(d) {
+			out = append([]string{d}, out...)
+		}
+	}
+	return out
+}
+
+// pinBeneath binds the directory rel of mfd (made where missing, crossing
+// into the mounts on the way) onto itself.
+func pinBeneath(mfd int, rel string) error {
+	dir, err := makeDirsBeneath(mfd, rel, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if err != nil {
+		return &os.PathError{Op: "make the shared cache's directory", Path: rel, Err: err}
+	}
+	defer unix.Close(dir)
+	tree, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return &os.PathError{Op: "open_tree", Path: rel, Err: err}
+	}
+	defer unix.Close(tree)
+	if err := unix.MoveMount(tree, "", dir, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "move_mount (pin the shared cache's directory)", Path: rel, Err: err}
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 		return plan, "", err
 	}
 	plan, why, _ = planHome(cfg, environ, w)
-	plan.Project, plan.Scope = projectOf(dir, w, cfg.Network)
+	plan.Project, plan.Scope = projectOf(dir, w, cfg)
 	if why == "" {
 		if p, err := makeState(plan, environ, w); err != nil {
 			why = err.Error()
@@ -352,20 +352,28 @@ func existingStates(environ []string, plan launch.HomePlan) []string {
 // dir keeps what its commands write there (but for the shared caches):
 // project is the start directory, resolved, with its identity (device
 // and inode: a directory made again at the path is another project), and
-// scope is what the run's commands may do, its writable paths and its
-// network. A run that may do less (started in a subdirectory, without
+// scope is what the run's commands may do: its writable paths, network,
+// hidden and protected paths and unix sockets. A run that may do less (started in a subdirectory, without
 // WSH_WRITABLE, without the network) so plants nothing that a run that
 // may do more runs (the fourth review: a .pth left by a run in proj/sub
 // wrote proj/direct from a later run in proj). No search upward: a .git
 // planted above the start directory would make one project of many.
-func projectOf(dir string, writable []string, network config.Network) (project, scope string) {
+func projectOf(dir string, writable []string, cfg config.Config) (project, scope string) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
 	project = filepath.Clean(dir)
-	ws := slices.Clone(writable)
-	slices.Sort(ws)
-	scope = "writable " + strings.Join(ws, ":") + "; network " + string(network)
+	sorted := func(l []string) string {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return strings.Join(l, ":")
+	}
+	// Every setting that lets a command do more (the review of the
+	// whole: a .pth planted under WSH_HIDE read the hidden file in a run
+	// without it).
+	scope = fmt.Sprintf("writable %s; network %s; allow %s; deny %s; hide %s; protect %s; unix sockets %s",
+		sorted(writable), cfg.Network, sorted(cfg.AllowHosts), sorted(cfg.DenyHosts), sorted(cfg.Hide),
+		sorted(cfg.Protect), cfg.UnixSockets)
 	var stx unix.Statx_t
 	if unix.Statx(unix.AT_FDCWD, project, 0, unix.STATX_INO|unix.STATX_BTIME, &stx) == nil {
 		// The birth time too: a file system gives a removed

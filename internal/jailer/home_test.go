@@ -284,24 +284,25 @@ func TestProjectOf(t *testing.T) {
 	}
 	w := []string{"/tmp", sub}
 	for dir, want := range map[string]string{sub: sub, repo: repo, filepath.Join(d, "link", "b"): sub} {
-		if got, _ := projectOf(dir, w, config.NetworkNone); got != want {
+		if got, _ := projectOf(dir, w, config.Config{Network: config.NetworkNone}); got != want {
 			t.Errorf("projectOf(%s) = %s, want %s", dir, got, want)
 		}
 	}
-	_, base := projectOf(sub, w, config.NetworkNone)
-	if _, again := projectOf(sub, []string{sub, "/tmp"}, config.NetworkNone); again != base {
+	_, base := projectOf(sub, w, config.Config{Network: config.NetworkNone})
+	if _, again := projectOf(sub, []string{sub, "/tmp"}, config.Config{Network: config.NetworkNone}); again != base {
 		t.Errorf("the same writable paths in another order: scope %q, want %q", again, base)
 	}
-	_, wider := projectOf(sub, append(w, repo), config.NetworkNone)
-	_, netw := projectOf(sub, w, config.NetworkProxy)
+	_, wider := projectOf(sub, append(w, repo), config.Config{Network: config.NetworkNone})
+	_, netw := projectOf(sub, w, config.Config{Network: config.NetworkProxy})
 	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, remade := projectOf(sub, w, config.NetworkNone)
-	for name, sc := range map[string]string{"more writable": wider, "network": netw, "made again": remade} {
+	_, hide := projectOf(sub, w, config.Config{Network: config.NetworkNone, Hide: []string{"/etc/x"}})
+	_, remade := projectOf(sub, w, config.Config{Network: config.NetworkNone})
+	for name, sc := range map[string]string{"more writable": wider, "network": netw, "made again": remade, "hidden": hide} {
 		if sc == base {
 			t.Errorf("%s: the same scope as the run's: %q", name, sc)
 		}

@@ -189,7 +189,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		// wsh's state directory (the copy-on-write home's layers) is
 		// hidden from every jail and from the shell itself.
 		plan, why, failed = planHome(cfg, environ, w)
-		plan.Project, plan.Scope = projectOf(dir, w, cfg.Network)
+		plan.Project, plan.Scope = projectOf(dir, w, cfg)
 		if why == "" {
 			if plan, err = makeState(plan, environ, w); err != nil {
 				why, failed = err.Error(), true

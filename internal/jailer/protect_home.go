@@ -51,6 +51,9 @@ var homeToolFiles = map[string]placeholder{
 	".hgrc": makeEmptyFile, ".config/hg": makeNone,
 	".direnvrc": makeEmptyFile, ".config/direnv": makeNone,
 	".julia/config": makeNone,
+	// Debian's .profile and Fedora's .bashrc put ~/bin first on PATH
+	// (the review of the whole).
+	"bin": makeNone,
 }
 
 // pythonUserSites are the home's user site-packages directories, whose
