@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -271,21 +270,8 @@ func (k *keeper) dialShared() (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dir)
-	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	c, err := proto.DialKeeper(dir, k.spec.SharedSocketName)
 	if err != nil {
-		return -1, os.NewSyscallError("socket", err)
-	}
-	tv := unix.Timeval{Sec: 5}
-	unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dir) + "/" + k.spec.SharedSocketName}
-	for {
-		err = unix.Connect(c, addr)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		unix.Close(c)
 		return -1, &os.PathError{Op: "connect to the shared layer's keeper", Path: k.spec.SharedSocketName, Err: err}
 	}
 	return c, nil

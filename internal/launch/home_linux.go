@@ -362,24 +362,8 @@ func (p HomePlan) dial() (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dfd)
-	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	c, err := proto.DialKeeper(dfd, name)
 	if err != nil {
-		return -1, os.NewSyscallError("socket", err)
-	}
-	// A keeper that stops answering must not hang every command: it
-	// answers in well under a millisecond (a clone of its mount; a new
-	// mount at most every KeeperRefresh).
-	tv := unix.Timeval{Sec: 5}
-	unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	addr := &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + name}
-	for {
-		err = unix.Connect(c, addr)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		unix.Close(c)
 		return -1, &os.PathError{Op: "connect", Path: filepath.Join(dir, name), Err: err}
 	}
 	return c, nil
