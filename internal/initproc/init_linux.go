@@ -32,6 +32,8 @@ func Init() {
 		os.Exit(keeperMain())
 	case proto.ZygoteArg0:
 		os.Exit(zygoteMain())
+	case proto.FilesArg0:
+		os.Exit(filesMain())
 	}
 }
 

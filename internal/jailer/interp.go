@@ -53,7 +53,7 @@ func (j *Jailer) newInterp(environ, own []string, params []string, opts ...inter
 	environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool { return strings.HasPrefix(kv, privatePrefix) })
 	var env expand.Environ = expand.ListEnviron(append(environ, own...)...)
 	if !j.cfg.NoSandbox {
-		env = userDBEnviron{env, j.policy.hiddenName}
+		env = userDBEnviron{env, j}
 	}
 	var fifo *fifoEnviron
 	if j.fifoDir != "" {
@@ -63,7 +63,7 @@ func (j *Jailer) newInterp(environ, own []string, params []string, opts ...inter
 	// opts are wsh's own (package shell gives no way to pass the
 	// interpreter's options through): the streams, the directory. The policy's handlers come before them and
 	// the exec middleware, terminal, after.
-	all := append([]interp.RunnerOption{interp.Env(env)}, j.policyOptions()...)
+	all := append([]interp.RunnerOption{interp.Env(env)}, j.fileOptions()...)
 	all = append(all, opts...)
 	all = append(all, interp.CallHandler(j.call))
 	all = append(all, interp.ExecHandlers(j.middleware()))
@@ -112,6 +112,7 @@ func (j *Jailer) Close() error {
 	j.checkWatched()
 	var err error
 	j.closed.Store(true)
+	j.files.close()
 	j.renewMu.Lock() // a session being made in place of a stale one is made
 	j.renewMu.Unlock()
 	if sj := j.session.Load(); sj != nil {
@@ -246,22 +247,51 @@ func startTime(pid int) (uint64, error) {
 
 // userDBEnviron is the interpreter's environment, which mvdan.cc/sh also
 // asks for "HOME NAME" to expand ~NAME before it reads the user database
-// itself (os/user, which reads /etc/passwd in wsh's own process). When
-// /etc/passwd is hidden, ~NAME stays as written, as for a user that does
-// not exist.
+// itself (os/user, in wsh's own process). Where the shell's file access is
+// done in the jail, ~NAME is the home the jail's /etc/passwd gives NAME,
+// and stays as written where it gives none (unreadable, hidden, or no such
+// user), as bash leaves ~NAME of a user that does not exist.
 type userDBEnviron struct {
 	expand.Environ
-	hidden func(string) bool
+	j *Jailer
 }
 
-// userDB is the file os/user reads (wsh is built with osusergo).
+// userDB is the file the user database is read from (wsh is built with
+// osusergo).
 const userDB = "/etc/passwd"
 
 func (e userDBEnviron) Get(name string) expand.Variable {
-	if user, ok := strings.CutPrefix(name, "HOME "); ok && e.hidden(userDB) {
-		return expand.Variable{Set: true, Kind: expand.String, Str: "~" + user}
+	user, ok := strings.CutPrefix(name, "HOME ")
+	if !ok || !e.j.jailedFiles() {
+		return e.Environ.Get(name)
 	}
-	return e.Environ.Get(name)
+	home := "~" + user
+	if h, ok := e.j.homeOf(user); ok {
+		home = h
+	}
+	return expand.Variable{Set: true, Kind: expand.String, Str: home}
+}
+
+// homeOf is user's home, as the jail's user database gives it.
+func (j *Jailer) homeOf(user string) (string, bool) {
+	if user == "" || strings.ContainsAny(user, ":\n") {
+		return "", false
+	}
+	f, err := j.openIn(context.Background(), userDB, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) >= 7 && f[0] == user {
+			return f[5], true
+		}
+	}
+	return "", false
 }
 
 func lookupEnvOK(environ []string, key string) (string, bool) {
@@ -344,34 +374,48 @@ func markEval(args []string) []string {
 	return append(slices.Clone(args[:i+1]), b.String())
 }
 
-// policyOptions are the in-process policy's handlers for redirections,
-// source, globbing, cd and test (see policy), unless WSH_NO_SANDBOX opts
-// out; redirections get the script's umask in any case.
-func (j *Jailer) policyOptions() []interp.RunnerOption {
-	open := interp.DefaultOpenHandler()
-	if !j.cfg.NoSandbox {
-		open = j.policy.open
-	}
-	openHandler := interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (rwc io.ReadWriteCloser, err error) {
-		// A Run that failed closed opens nothing more: a redirection
-		// comes before its command's call handler.
-		if err := stopped(ctx); err != nil {
-			return nil, err
-		}
-		if flag&os.O_CREATE == 0 {
-			return open(ctx, path, flag, perm)
-		}
-		return openCreate(ctx, open, path, flag)
-	})
-	if j.cfg.NoSandbox {
-		return []interp.RunnerOption{openHandler}
-	}
-	p := &j.policy
+// fileOptions are the interpreter's handlers for redirections, source,
+// globbing, cd and test: done in the jail where it has a file policy
+// (jailedFiles), else on the host; a file a redirection makes has the
+// script's umask in either case.
+func (j *Jailer) fileOptions() []interp.RunnerOption {
+	hostOpen := interp.DefaultOpenHandler()
+	hostStat := interp.DefaultStatHandler()
+	hostReadDir := interp.DefaultReadDirHandler2()
+	hostAccess := interp.DefaultAccessHandler()
 	return []interp.RunnerOption{
-		openHandler,
-		interp.StatHandler(p.stat),
-		interp.ReadDirHandler2(p.readDir),
-		interp.AccessHandler(p.access),
+		interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+			// A Run that failed closed opens nothing more: a
+			// redirection comes before its command's call handler.
+			if err := stopped(ctx); err != nil {
+				return nil, err
+			}
+			switch {
+			case j.jailedFiles():
+				return j.open(ctx, path, flag, perm)
+			case flag&os.O_CREATE == 0:
+				return hostOpen(ctx, path, flag, perm)
+			}
+			return openCreate(ctx, hostOpen, path, flag)
+		}),
+		interp.StatHandler(func(ctx context.Context, path string, follow bool) (fs.FileInfo, error) {
+			if j.jailedFiles() {
+				return j.stat(ctx, path, follow)
+			}
+			return hostStat(ctx, path, follow)
+		}),
+		interp.ReadDirHandler2(func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+			if j.jailedFiles() {
+				return j.readDir(ctx, path)
+			}
+			return hostReadDir(ctx, path)
+		}),
+		interp.AccessHandler(func(ctx context.Context, path string, mode interp.AccessMode) error {
+			if j.jailedFiles() {
+				return j.access(ctx, path, mode)
+			}
+			return hostAccess(ctx, path, mode)
+		}),
 	}
 }
 

@@ -36,7 +36,9 @@ import (
 type Jailer struct {
 	cfg      config.Config
 	writable []string
-	policy   policy
+	hiding   hiding
+	files    files                 // the shell's own file access, in the jail
+	startDir string                // the directory the Jailer was made in
 	fifoDir  string                // the interpreter's own temporary directory
 	filters  map[proto.Rung][]byte // each rung's seccomp program, compiled once
 	// sessionFilters are the lower rungs' sessions' programs (their
@@ -203,14 +205,14 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
 		j.protector.ph.shareLedger(ledgerDir(""), j.protector.inShared)
 	}
-	if j.policy, err = newPolicy(w, hidden); err != nil {
+	if j.hiding, err = newHiding(w, hidden); err != nil {
 		return nil, err
 	}
-	j.policy.protector = j.protector
+	j.files.j, j.startDir = j, dir
 	// Nothing is protected in a hidden path: the hide covers it.
-	j.protector.hidden = j.policy.hiddenPaths
+	j.protector.hidden = j.hiding.hiddenPaths
 	if !cfg.NoSandbox {
-		if d, err := filepath.EvalSymlinks(dir); err == nil && j.policy.hiddenName(d) {
+		if d, err := filepath.EvalSymlinks(dir); err == nil && j.hiding.nameHidden(d) {
 			// The jail would cover it: no command could start there.
 			return nil, &config.Error{Var: "the working directory", Err: fmt.Errorf("%s is hidden (WSH_HIDE, or wsh's state directory): start wsh elsewhere", d)}
 		}
@@ -307,12 +309,11 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 // external runs an external command: found in PATH, in the jail.
 func (j *Jailer) external(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
-	var hidden func(string) bool
 	var stat func(string) (fs.FileInfo, error)
-	if !j.cfg.NoSandbox {
-		hidden, stat = j.policy.hiddenName, j.policy.statView
+	if j.jailedFiles() {
+		stat = j.statFollow // in PATH as the jail finds it
 	}
-	path, err := lookPath(hc.Dir, hc.Env, args[0], hidden, stat)
+	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
 	if err != nil {
 		le := err.(*lookupError)
 		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
@@ -389,7 +390,7 @@ type pendingProtection struct {
 // commands and for Probe alike.
 func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
-	spec := proto.Spec{Writable: j.policy.writable, Hidden: j.policy.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
+	spec := proto.Spec{Writable: j.hiding.writable, Hidden: j.hiding.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
 	if rung != proto.RungFull {
 		// The full rung's comes with its bridge (attachProxy).
 		spec.ProxyPort = j.proxyPort(rung)
@@ -681,12 +682,25 @@ func (j *Jailer) startNoteNow() string {
 	return j.startNote
 }
 
+// hostDir is dir resolved on the host: the start directory, for the
+// session's jail, made before any jail can resolve it.
+func (j *Jailer) hostDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
+
 // jailDir is the working directory the jail is to enter: dir as the
-// jail resolves it (symlinks and magic links followed as the kernel would
-// follow them in wsh, /proc/self/cwd to wsh's own), so that the init needs
-// no magic link, which it refuses. One it cannot resolve is left as it is.
+// jail resolves it (the file server's proto.FileResolve; on the host where
+// the shell's file access is), so that the init needs no symlink or magic
+// link, which it refuses. One it cannot resolve is left as it is.
 func (j *Jailer) jailDir(dir string) string {
-	if real, _, err := j.policy.realPath(dir); err == nil {
+	if j.jailedFiles() {
+		if real, err := j.resolveIn(dir); err == nil {
+			return real
+		}
+	} else if real, err := filepath.EvalSymlinks(dir); err == nil {
 		return real
 	}
 	return dir

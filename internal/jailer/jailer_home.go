@@ -46,8 +46,7 @@ type jailHome struct {
 	said    bool
 }
 
-// setupHome connects to the keeper of the plan's home (starting it), and
-// gives the in-process policy its view of the home. What fails leaves the
+// setupHome connects to the keeper of the plan's home (starting it). What fails leaves the
 // home read-only, as it was before there was a copy-on-write home, and is
 // said once, with the first command.
 func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, failed bool) {
@@ -73,28 +72,15 @@ func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, f
 		return
 	}
 	h.mounts = hostMountsBeneath(plan.Home, j.writable)
-	view := newHomeView(plan.Home, conn.Clone, append(append([]string(nil), j.writable...), h.mounts...))
-	var lost error
-	view.lost = func(err error) { lost = err }
-	if _, err := view.acquire(); err != nil {
-		view.close()
+	// The keeper gives a clone of the home now, or no jail would get one.
+	c, err := conn.Clone()
+	if err != nil {
 		conn.Release()
-		if lost != nil {
-			err = lost
-		}
 		h.status.Why = err.Error()
 		return
 	}
-	view.release(nil)
-	// A keeper that gives the view no clone later gives none to the
-	// jails either: from then on both see the host's home, read-only,
-	// and the shell says so at once, not with the next command (a script
-	// of the shell's own redirections may have none).
-	view.lost = func(err error) {
-		j.stopHome("from now on: " + err.Error())
-		j.noticeHome()
-	}
-	j.policy.home = view
+	c.Close()
+	j.hiding.homePath = plan.Home
 	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
 	if names := launch.EarlierUnsaid(plan); len(names) > 0 {
 		fmt.Fprintf(j.warn, "wsh: the jail's home now keeps a layer per project: what jails wrote to it before (%s) "+
@@ -135,8 +121,6 @@ func (j *Jailer) stopHome(why string) {
 	if h.active {
 		h.active, h.status.Overlay, h.status.Why = false, false, why
 	}
-	// The shell sees what later jails see: the host's home, read-only.
-	j.policy.home.disable()
 }
 
 // releaseHome lets go of the home: the shell's view and the keeper's
@@ -147,7 +131,6 @@ func (j *Jailer) releaseHome() {
 	h := &j.home
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	j.policy.home.close()
 	if h.conn != nil {
 		h.conn.Release()
 		h.conn = nil

@@ -95,17 +95,27 @@ if [ "$n" != "$c" ]; then echo "wsh: $0: cannot execute binary file" >&2; exit 1
 if [ -x /bin/bash ]; then exec /bin/bash -- "$p" "$@"; fi
 exec /bin/sh -- "$p" "$@"`
 
-// readOnHost reads a script on the host, degraded or opted out: only a
-// regular file, with read(2) on a descriptor opened without blocking (not
-// through Go's poller, which would wait on a pollable file that never has
-// data), at most maxScript of it, and, degraded, not a hidden one (the
-// policy's check on the open descriptor).
+// readOnHost reads a script, degraded or opted out: only a regular file,
+// with read(2) on a descriptor opened without blocking (not through Go's
+// poller, which would wait on a pollable file that never has data), at
+// most maxScript of it; opened in the jail where the shell's file access
+// is (the landlock rung), else on the host.
 func (j *Jailer) readOnHost(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	var fd int
+	if j.jailedFiles() {
+		f, err := j.openIn(context.Background(), path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: unwrapErrno(err)}
+		}
+		defer f.Close()
+		fd = int(f.Fd())
+	} else {
+		var err error
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		defer unix.Close(fd)
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
@@ -115,8 +125,6 @@ func (j *Jailer) readOnHost(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
 	case st.Size > maxScript:
 		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EFBIG}
-	case !j.cfg.NoSandbox && (j.policy.hiddenName(path) || j.policy.fdHidden(fd)):
-		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EACCES}
 	}
 	var b []byte
 	buf := make([]byte, 64<<10)

@@ -69,7 +69,7 @@ func (j *Jailer) Session() bool {
 // every command.
 func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) verdict.Verdict {
 	hidden := j.hiddenPrint()
-	req, pp := j.request(rung, j.jailDir(dir), "", nil, nil, nil, nil, nil)
+	req, pp := j.request(rung, j.hostDir(dir), "", nil, nil, nil, nil, nil)
 	req.Spec.Session, req.Spec.Path, req.Spec.Args, req.Spec.Env = true, "", nil, nil
 	if rung != proto.RungFull {
 		if err := j.compileSessionFilter(rung); err != nil {
@@ -131,7 +131,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 		// entry ungranted: less is reachable, never more.
 		hidden += j.grantedPrint()
 	}
-	sj := &sessionJail{s: s, rung: rung, bridge: br, dir: j.jailDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	sj := &sessionJail{s: s, rung: rung, bridge: br, dir: j.hostDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
 	j.session.Store(sj)
 	return v
 }
@@ -175,7 +175,7 @@ func (j *Jailer) grantedPrint() string {
 	// The writable paths (and the FIFOs' directory) are granted by the
 	// inode each path led to then: one moved away and made anew would be
 	// writable at its old inode and not at its path.
-	for _, w := range append(append([]proto.PathID(nil), j.policy.writable...), proto.PathID{Path: j.shmDir.Path}) {
+	for _, w := range append(append([]proto.PathID(nil), j.hiding.writable...), proto.PathID{Path: j.shmDir.Path}) {
 		if w.Path == "" {
 			continue
 		}
@@ -186,7 +186,7 @@ func (j *Jailer) grantedPrint() string {
 			fmt.Fprintf(&b, "w%s\x00-\n", w.Path)
 		}
 	}
-	hidden := append(j.policy.hiddenNow(), proto.PathID{Path: "/dev"})
+	hidden := append(j.hiding.hiddenNow(), proto.PathID{Path: "/dev"})
 	for _, id := range hidden {
 		for d := filepath.Dir(id.Path); ; d = filepath.Dir(d) {
 			if !seen[d] {
@@ -206,18 +206,18 @@ func (j *Jailer) grantedPrint() string {
 	return b.String()
 }
 
-// hiddenPrint is what the hidden paths are now, as the jail would find
-// each: where it leads and what is there (or that nothing is).
+// hiddenPrint is what the hidden paths are now, as the host shows each:
+// where it leads and what is there (or that nothing is).
 func (j *Jailer) hiddenPrint() string {
 	var b strings.Builder
-	for _, id := range j.policy.hiddenNow() {
+	for _, id := range j.hiding.hiddenNow() {
 		b.WriteString(id.Path)
 		b.WriteByte(0)
-		if r, _, err := j.policy.realPath(id.Path); err == nil {
+		if r, err := filepath.EvalSymlinks(id.Path); err == nil {
 			b.WriteString(r)
 		}
 		b.WriteByte(0)
-		if fi, err := j.policy.statView(id.Path); err == nil {
+		if fi, err := os.Stat(id.Path); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				fmt.Fprintf(&b, "%d:%d", st.Dev, st.Ino)
 			}
@@ -432,6 +432,7 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	sj.mu.Lock()
 	sj.renewed = true
 	sj.mu.Unlock()
+	j.files.reset(sj) // the shell's file access moves to the new one
 	if sj.rung == proto.RungFull {
 		// Said each time: each ends what runs in the session.
 		fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)

@@ -123,24 +123,24 @@ func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 		if abi < 3 {
 			in += fmt.Sprintf(", and truncate any file this user can write (ABI %d)", abi)
 		}
-		in += "; builtins and redirections obey the write and hide policy"
+		in += "; builtins, redirections and globs are done under the same Landlock domain"
 	case proto.RungSeccomp:
 		in = "commands run on the seccomp rung from now on: no capabilities, no_new_privs and wsh's seccomp filter, " +
 			"but neither Landlock (this kernel or its host refuses it) nor namespaces: they can write wherever " +
 			"this user can, read the hidden paths, change the protected paths, signal this user's other processes " +
 			"and, where the kernel's ptrace policy (Yama) allows it, read and write their memory through /proc; " +
-			"builtins and redirections obey the write and hide policy"
+			"builtins, redirections and globs have no file policy either"
 	case proto.RungNone:
 		if !v.Filtered {
-			in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
+			in = "running commands unsandboxed from now on (builtins, redirections and globs too)"
 			break
 		}
 		// Under a filter wsh itself runs under (another wsh's jail),
 		// which refused the lower rungs too.
 		in = "running commands without a jail of wsh's own from now on (the lower rungs were refused too): they are confined " +
-			"only by what confines wsh itself (the jail of the wsh that runs this one, if it is one); builtins and redirections still obey the write and hide policy"
+			"only by what confines wsh itself (the jail of the wsh that runs this one, if it is one), as are builtins, redirections and globs"
 	default:
-		in = "running commands unsandboxed from now on (builtins and redirections still obey the write and hide policy)"
+		in = "running commands unsandboxed from now on (builtins, redirections and globs too)"
 	}
 	for _, w := range withheld {
 		in += "; " + w

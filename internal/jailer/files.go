@@ -1,0 +1,448 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"wsh/internal/launch"
+	"wsh/internal/proto"
+)
+
+// files is the shell's own file access done in the jail: every open,
+// listing, stat and access check of the interpreter (redirections, globs,
+// cd, test, source, the lookup of a command in PATH) is carried out by the
+// file server (proto.FilesArg0), a command of the session's jail, or of a
+// jail of its own with WSH_JAIL=command or where the rung has no session.
+// It hands back a descriptor opened in the jail or an errno: what the
+// shell sees is what a command sees, decided by the kernel. The server is
+// started at the first access, and again after its jail ended (a session
+// made anew).
+type files struct {
+	j      *Jailer
+	mu     sync.Mutex
+	conn   *filesConn
+	closed bool
+}
+
+// A filesConn is one file server and wsh's end of its channel.
+type filesConn struct {
+	sock *os.File
+	fd   int
+	sj   *sessionJail // the session it runs in; nil: a jail of its own
+	// made is what its jail was made with: the session's, or, for a jail
+	// of its own, the same record (no session in it).
+	made *sessionJail
+	wmu  sync.Mutex
+	mu   sync.Mutex
+	id   uint64
+	wait map[uint64]chan fileReply
+	end  chan struct{} // closed when the channel has ended
+	why  error         // why, set before end is closed
+	stop context.CancelFunc
+	gone chan struct{} // closed once the server's launch returned
+}
+
+type fileReply struct {
+	errno syscall.Errno
+	fd    int
+	path  string
+}
+
+// errFilesEnded is an access whose server ended before it answered.
+var errFilesEnded = errors.New("the jail's file server ended")
+
+// do sends r and waits for its answer: the descriptor an open made, or
+// the errno. A server that ended before it answered (its session's jail
+// made anew, or killed) is started again, once.
+func (f *files) do(ctx context.Context, r proto.FileRequest) (*os.File, error) {
+	write := r.Kind == proto.FileOpen && r.Flags&uint32(writeFlags) != 0 || r.Kind == proto.FileAccess && r.Mode&2 != 0
+	for try := 0; ; try++ {
+		c, oneOff, err := f.get(write, filepath.Dir(r.Path))
+		if err != nil {
+			return nil, err
+		}
+		rep, err := c.do(ctx, r)
+		if oneOff {
+			c.close()
+		}
+		if errors.Is(err, errFilesEnded) && try == 0 {
+			f.drop(c)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rep.fd < 0 {
+			return nil, nil
+		}
+		return os.NewFile(uintptr(rep.fd), r.Path), nil
+	}
+}
+
+// resolve is where path leads in the jail.
+func (f *files) resolve(ctx context.Context, path string) (string, error) {
+	for try := 0; ; try++ {
+		c, oneOff, err := f.get(false, path)
+		if err != nil {
+			return "", err
+		}
+		rep, err := c.do(ctx, proto.FileRequest{Kind: proto.FileResolve, Path: path})
+		if oneOff {
+			c.close()
+		}
+		if errors.Is(err, errFilesEnded) && try == 0 {
+			f.drop(c)
+			continue
+		}
+		return rep.path, err
+	}
+}
+
+// get returns the server for an access in dir (a write, or not): the
+// running one while its jail is what a jail made now would be, else one
+// started now. A session's jail that is stale for its own directory is
+// made anew, as a command's access would make it (renewSession); one
+// stale only for dir (a protected path there it does not protect) leaves
+// this access to a server in a jail of its own, made for dir (oneOff).
+func (f *files) get(write bool, dir string) (c *filesConn, oneOff bool, err error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, false, errFilesEnded
+	}
+	c = f.conn
+	if c != nil && c.isEnded() {
+		f.conn, c = nil, nil
+	}
+	if c != nil {
+		why, elsewhere := f.j.filesStale(c, write, dir)
+		switch {
+		case why == "":
+			f.mu.Unlock()
+			return c, false, nil
+		case elsewhere:
+			f.mu.Unlock()
+			c, err = f.j.startFiles(dir, false)
+			return c, true, err
+		}
+		f.conn = nil
+		f.mu.Unlock()
+		if c.sj != nil {
+			f.j.renewSession(c.sj, why)
+		}
+		c.close()
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil, false, errFilesEnded
+		}
+		if f.conn != nil {
+			c = f.conn
+			f.mu.Unlock()
+			return c, false, nil
+		}
+	}
+	defer f.mu.Unlock()
+	if c, err = f.j.startFiles(f.j.filesDir(), true); err != nil {
+		return nil, false, fmt.Errorf("the jail's file server: %w", err)
+	}
+	f.conn = c
+	return c, false, nil
+}
+
+// filesStale says why c's jail is not what a jail made now would be for
+// an access in dir ("" when it is), and whether only for dir.
+func (j *Jailer) filesStale(c *filesConn, write bool, dir string) (why string, elsewhere bool) {
+	m := c.made
+	if why := m.stale(&protection{}, j.sessionPrint(m.rung)); why != "" {
+		return why, false
+	}
+	if !write || m.rung != proto.RungFull {
+		// The protected paths are mounts on the full rung alone (a lower
+		// rung says after a command which changed); what is read, listed
+		// or stated does not depend on them.
+		return "", false
+	}
+	prot, err := j.protector.protection(dir, true)
+	if err != nil {
+		return err.Error(), true // a jail of its own fails as a command's would
+	}
+	p := m.unprotected(&prot)
+	if p == "" {
+		return "", false
+	}
+	if dir != m.dir {
+		if own, err := j.protector.protection(m.dir, true); err == nil && m.unprotected(&own) == "" {
+			return "a protected path in " + dir, true
+		}
+	}
+	return "a protected path appeared since the session's jail was made (" + p + ")", false
+}
+
+func (c *filesConn) isEnded() bool {
+	select {
+	case <-c.end:
+		return true
+	default:
+		return false
+	}
+}
+
+// drop forgets c, if it is the current server.
+func (f *files) drop(c *filesConn) {
+	f.mu.Lock()
+	if f.conn == c {
+		f.conn = nil
+	}
+	f.mu.Unlock()
+	c.close()
+}
+
+// reset ends the server of session sj (made anew): the next access starts
+// one in the session in force.
+func (f *files) reset(sj *sessionJail) {
+	f.mu.Lock()
+	c := f.conn
+	if c != nil && c.sj == sj {
+		f.conn = nil
+	} else {
+		c = nil
+	}
+	f.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+// close ends the server, for good.
+func (f *files) close() {
+	f.mu.Lock()
+	c := f.conn
+	f.conn, f.closed = nil, true
+	f.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+// startFiles starts a file server: in the session's jail (inSession, and
+// a session is in force), or in a jail of its own on the rung in force,
+// made for dir.
+func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socketpair", err)
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), "files"), os.NewFile(uintptr(pair[1]), "files")
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &filesConn{sock: ours, fd: pair[0], wait: map[uint64]chan fileReply{}, end: make(chan struct{}), stop: cancel, gone: make(chan struct{})}
+	args := []string{proto.FilesArg0}
+	run := func() proto.Facts {
+		if sj := c.sj; sj != nil {
+			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs, Stderr: j.warn})
+		}
+		req, pp := j.request(j.rung, dir, "/proc/self/exe", args, nil, theirs, nil, j.warn)
+		req.Spec.UmaskSet = true
+		done := j.attachHome(req)
+		out := launch.Run(ctx, req)
+		done()
+		if pp.prot != nil {
+			j.watchProtection(pp.prot, false)
+		}
+		if out.StartErr == nil && out.Report == nil && pp.err != nil {
+			out.StartErr = pp.err
+		}
+		return out
+	}
+	if sj := j.session.Load(); inSession && sj != nil && sj.rung == j.rung && !sj.isEnded() {
+		c.sj, c.made = sj, sj
+	} else {
+		// What its jail is made with, taken before it is: a change
+		// between the two makes it stale at once, never fresh wrongly.
+		c.made = &sessionJail{rung: j.rung, dir: dir, hidden: j.sessionPrint(j.rung)}
+		if j.rung == proto.RungFull {
+			prot, err := j.protector.protection(dir, true)
+			if err != nil {
+				ours.Close()
+				theirs.Close()
+				cancel()
+				return nil, err
+			}
+			c.made.pins, c.made.paths = idSet(prot.pins), idSet(prot.paths)
+		}
+	}
+	go func() {
+		out := run()
+		theirs.Close() // the server's end: its reader sees the end now
+		c.mu.Lock()
+		c.why = factsError(out)
+		c.mu.Unlock()
+		close(c.gone)
+	}()
+	go c.read()
+	return c, nil
+}
+
+// filesDir is where a file server of its own starts: the start directory
+// as the jail resolves it.
+func (j *Jailer) filesDir() string {
+	if d, err := filepath.EvalSymlinks(j.startDir); err == nil {
+		return d
+	}
+	return j.startDir
+}
+
+// factsError says why a file server's launch ended.
+func factsError(out proto.Facts) error {
+	switch {
+	case out.StartErr != nil:
+		return out.StartErr
+	case out.Report != nil:
+		return fmt.Errorf("%s: %v", out.Report.Step, out.Report.Errno)
+	}
+	return fmt.Errorf("it exited with status %d", out.Status)
+}
+
+func (sj *sessionJail) isEnded() bool {
+	sj.mu.Lock()
+	defer sj.mu.Unlock()
+	return sj.ended
+}
+
+// read hands each answer to its request until the channel ends.
+func (c *filesConn) read() {
+	buf := make([]byte, proto.MaxFileAnswer+1)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(c.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			c.ended()
+			return
+		}
+		fds := rightsOf(oob[:oobn])
+		a, derr := proto.DecodeFileAnswer(buf[:n])
+		if derr != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || len(fds) > 1 ||
+			len(fds) == 1 && a.Errno != 0 {
+			closeFDs(fds)
+			c.ended()
+			return
+		}
+		fd := -1
+		if len(fds) == 1 {
+			fd = fds[0]
+		}
+		c.mu.Lock()
+		ch := c.wait[a.ID]
+		delete(c.wait, a.ID)
+		c.mu.Unlock()
+		if ch == nil {
+			closeFDs(fds) // its request was given up
+			continue
+		}
+		ch <- fileReply{errno: syscall.Errno(a.Errno), fd: fd, path: a.Path}
+	}
+}
+
+// ended marks the channel's end, once the server's launch said why.
+func (c *filesConn) ended() {
+	select {
+	case <-c.gone:
+	default:
+		c.stop() // a server that wrote what wsh does not read: ended
+		<-c.gone
+	}
+	close(c.end)
+}
+
+// do sends r and waits for its answer.
+func (c *filesConn) do(ctx context.Context, r proto.FileRequest) (fileReply, error) {
+	ch := make(chan fileReply, 1)
+	c.mu.Lock()
+	c.id++
+	r.ID = c.id
+	c.wait[r.ID] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.wait, r.ID)
+		c.mu.Unlock()
+		select {
+		case rep := <-ch: // answered meanwhile
+			closeFDs([]int{rep.fd})
+		default:
+		}
+	}
+	b, err := r.Encode()
+	if err != nil {
+		forget()
+		return fileReply{fd: -1}, unix.ENAMETOOLONG
+	}
+	c.wmu.Lock()
+	err = unix.Sendmsg(c.fd, b, nil, nil, unix.MSG_NOSIGNAL)
+	c.wmu.Unlock()
+	if err != nil {
+		forget()
+		return fileReply{fd: -1}, errFilesEnded
+	}
+	select {
+	case rep := <-ch:
+		if rep.errno != 0 {
+			return fileReply{fd: -1}, rep.errno
+		}
+		return rep, nil
+	case <-c.end:
+		forget()
+		c.mu.Lock()
+		why := c.why
+		c.mu.Unlock()
+		return fileReply{fd: -1}, fmt.Errorf("%w (%v)", errFilesEnded, why)
+	case <-ctx.Done():
+		forget()
+		return fileReply{fd: -1}, ctx.Err()
+	}
+}
+
+// close ends the server: it reads the channel's end and exits; its
+// launch is cancelled too, for a server that does not.
+func (c *filesConn) close() {
+	unix.Shutdown(c.fd, unix.SHUT_RDWR)
+	<-c.end
+	c.stop()
+	c.wmu.Lock()
+	c.sock.Close()
+	c.wmu.Unlock()
+}
+
+func rightsOf(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if f, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+//go:build linux && cgo
+
+package jailer
+
+import "testing"
+
+func TestStdioFD(t *testing.T) {
+	for path, want := range map[string]int{
+		"/dev/null": -1, "/dev/tty": -1, "/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2, "/dev/fd/1": 1, "/proc/self/fd/2": 2,
+		"/dev/fd/3": -2, "/proc/self/fd/7": -2, "/dev/fd/../../etc/x": -2, "/dev/sda": -2, "/etc/passwd": -2,
+	} {
+		fd, ok := stdioFD(path)
+		if !ok {
+			fd = -2
+		}
+		if fd != want {
+			t.Errorf("stdioFD(%s) = %d, want %d", path, fd, want)
+		}
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
