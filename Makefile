@@ -34,8 +34,8 @@ vet: deps
 	GOOS=windows $(GO) build ./...
 	CGO_ENABLED=0 $(GO) build ./...
 
-# The race detector runs the in-process packages once more: the shell's
-# view of the copy-on-write home is shared by background jobs. Then the
+# The race detector runs the in-process packages once more: the client of
+# the jail's file server is shared by background jobs. Then the
 # shell without a jail (a build without cgo), and examples/agent, a module
 # of its own that embeds wsh as an agent's tool runner does.
 # The jail's e2e suites run a second time with a jail per command
