@@ -42,6 +42,20 @@ BT=$OUT/bench.test
 BENCH_WSH_BIN=$(cd "$OUT" && pwd)/wsh
 export BENCH_WSH_BIN
 
+# The wsh of BENCH_BASE (default: the last commit before the shell's own
+# file access moved into the jail), for BenchmarkShellFiles to pair with.
+BASE=${BENCH_BASE:-9c726c4}
+rm -rf "$OUT/base-src"
+mkdir -p "$OUT/base-src"
+if git archive "$BASE" 2>/dev/null | tar -x -C "$OUT/base-src" &&
+	(cd "$OUT/base-src" && GO="$GO" sh scripts/build.sh ../wsh-base >&2); then
+	BENCH_WSH_BASE=$(cd "$OUT" && pwd)/wsh-base
+	export BENCH_WSH_BASE
+else
+	echo "the wsh of $BASE could not be built (no git history?): BenchmarkShellFiles pairs with bash alone" >&2
+fi
+rm -rf "$OUT/base-src"
+
 : >"$RAW"
 step() { echo "== $*" >&2; }
 
@@ -75,6 +89,9 @@ BENCH_HOST=hostile-mode1 "$OUT/hostile" 1 -- "$BT" -test.run '^$' \
 
 step "a script of 200 external commands (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkScript$' -test.benchtime 1x -test.count "$COUNT" | tee -a "$RAW"
+
+step "the shell's own file access: 1,000 redirections and globs, paired with $BASE's wsh and bash (-count $COUNT)"
+"$BT" -test.run '^$' -test.bench '^BenchmarkShellFiles$' -test.benchtime 5x -test.count "$COUNT" | tee -a "$RAW"
 
 step "resident memory (kB)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkMemory$' -test.benchtime 1x -test.count 3 | tee -a "$RAW"

@@ -3,6 +3,8 @@
 package bench
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -64,4 +66,52 @@ func shellQuote(argv []string) string {
 		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// shellFilesScript is 1,000 of the shell's own file accesses and no
+// external command: 250 rounds of a write redirection, an append, a read
+// redirection and a glob.
+const shellFilesScript = `i=0; while [ $i -lt 250 ]; do echo $i > f.txt; echo $i >> f.txt; read l < f.txt; set -- /etc/pass*; i=$((i+1)); done`
+
+// BenchmarkShellFiles is shellFilesScript run start to end by wsh -c, in
+// a session and with a jail per command, paired against the same run of
+// the wsh of BENCH_WSH_BASE (the commit before the shell's file access
+// moved into the jail, built by make bench; left out when unset) and
+// against bash -c. A-ns/op / 1000 is the time per access, wsh's start
+// included.
+func BenchmarkShellFiles(b *testing.B) {
+	wsh := os.Getenv("BENCH_WSH_BIN")
+	if wsh == "" {
+		b.Skip("BENCH_WSH_BIN is not set: run make bench")
+	}
+	base := os.Getenv("BENCH_WSH_BASE")
+	cmdOf := func(bin string, extra ...string) func() error {
+		return func() error {
+			c := exec.Command(bin, "-c", shellFilesScript)
+			c.Env, c.Dir = append(append([]string(nil), env...), extra...), workDir
+			c.Stdout = devNull
+			var errb strings.Builder
+			c.Stderr = &errb
+			if err := c.Run(); err != nil || errb.Len() > 0 {
+				return fmt.Errorf("%s: %v %s", bin, err, errb.String())
+			}
+			return nil
+		}
+	}
+	runs := map[string]func() error{
+		"wsh-session": cmdOf(wsh, "WSH_JAIL=session"),
+		"wsh-command": cmdOf(wsh, "WSH_JAIL=command"),
+		"bash":        cmdOf("/bin/bash"),
+	}
+	pairs := [][2]string{{"wsh-session", "bash"}}
+	if base != "" {
+		runs["base-session"] = cmdOf(base, "WSH_JAIL=session")
+		runs["base-command"] = cmdOf(base, "WSH_JAIL=command")
+		pairs = append(pairs, [2]string{"wsh-session", "base-session"}, [2]string{"wsh-command", "base-command"})
+	}
+	for _, pr := range pairs {
+		b.Run("pair="+pr[0]+"-vs-"+pr[1], func(b *testing.B) {
+			pairLoop(b, runs[pr[0]], runs[pr[1]], wallTime, "ns/op")
+		})
+	}
 }

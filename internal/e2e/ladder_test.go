@@ -24,7 +24,7 @@ import (
 // process of its own user outside wsh.
 const ladderProbe = `grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
 mktemp -p %[1]s >/dev/null 2>&1 && echo outside=written || echo outside=refused
-echo in > f && echo work=written
+echo in > sub/f && echo work=written
 cat %[2]s/secret 2>/dev/null && echo hidden=read || echo hidden=refused
 python3 -c '
 import ctypes, errno, os, socket
@@ -85,6 +85,11 @@ func TestLadderLowerRungs(t *testing.T) {
 				dir := workDir(t, u)
 				secret := filepath.Join(dir, "private")
 				mkdirOwned(t, u, secret)
+				// Written in a directory of its own: on the landlock rung
+				// the start directory, above the hidden path, is granted
+				// entry by entry, and no new entry can be made in it, by a
+				// command or by the shell (docs/sandbox.md, the ladder).
+				mkdirOwned(t, u, filepath.Join(dir, "sub"))
 				writeOwned(t, u, filepath.Join(secret, "secret"), "SECRET-1\n")
 				script := fmt.Sprintf(ladderProbe, outside, secret, port, sleeper)
 				r := runHostile(t, u, dir, []string{"WSH_HIDE=" + secret}, m.mode, script)
@@ -159,7 +164,8 @@ cd app && GOCACHE=$PWD/.gocache GOFLAGS=-buildvcs=false go build -o app . && ./a
 
 // TestLadderFloors: WSH_REQUIRE_SANDBOX names the lowest rung it accepts.
 // At or above it commands run (with the one warning); below it every
-// command fails with 126 and never runs; 1 still means the full jail.
+// command, and every file access of the shell's, fails with 126 and the
+// script stops; 1 still means the full jail.
 func TestLadderFloors(t *testing.T) {
 	for _, u := range users {
 		for _, c := range []struct {
@@ -180,8 +186,12 @@ func TestLadderFloors(t *testing.T) {
 				case c.runs && (r.status != 0 || r.stdout != "ran\n" || strings.Count(r.stderr, "wsh: warning:") != 1):
 					t.Errorf("at the floor: status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
 				case !c.runs && (r.status != 126 || r.stdout != "" || strings.Contains(r.stderr, "wsh: warning:") ||
-					!strings.Contains(r.stderr, "WSH_REQUIRE_SANDBOX is set, so /bin/cat does not run")):
+					!strings.Contains(r.stderr, "WSH_REQUIRE_SANDBOX is set, so the shell does not open f; the script stops")):
+					// The redirection comes first: with no jail to open f
+					// in, it fails closed, as a command does.
 					t.Errorf("below the floor: status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				case !c.runs && err == nil:
+					t.Errorf("below the floor: the redirection wrote f")
 				case c.runs && err != nil:
 					t.Errorf("the redirection did not write f: %v", err)
 				}

@@ -352,8 +352,9 @@ var missingNames = []string{
 // protected name, by any way (a write, mkdir, a symlink, a rename onto
 // it: each errno read back), in the project, in a repository below it,
 // beneath the missing directory core.hooksPath names (.husky), or a
-// missing hook; the shell's own redirection is refused too. Nothing is
-// left on the host.
+// missing hook; the shell's own redirection is refused too (done in the
+// jail: where a command may make a name, .bashrc in a project, so may the
+// shell). Nothing is left on the host.
 func TestMissingProtectedNamesCannotBeMade(t *testing.T) {
 	probe := probeBin(t)
 	for _, u := range users {
@@ -372,7 +373,7 @@ func TestMissingProtectedNamesCannotBeMade(t *testing.T) {
 			paths = append(paths, ".vscode/tasks.json", ".claude/settings.json", ".husky", ".husky/pre-commit",
 				".git/hooks/post-checkout", "sub/.git/hooks/post-checkout")
 			script := `for p in ` + strings.Join(paths, " ") + `; do echo "$p: $("$PROBE" make "$p")"; done
-for p in .mcp.json .bashrc; do if (echo x > "$p") 2>/dev/null; then echo "$p: redirection=ok"; else echo "$p: redirection=refused"; fi; done`
+for p in .mcp.json .gitmodules; do if (echo x > "$p") 2>/dev/null; then echo "$p: redirection=ok"; else echo "$p: redirection=refused"; fi; done`
 			r := runWsh(t, u, dir, append([]string{"PROBE=" + probe, "HOME=" + workDir(t, u)}, jailEnv...), script)
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			if r.status != 0 || len(lines) != len(paths)+2 {

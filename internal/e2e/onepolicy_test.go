@@ -71,3 +71,61 @@ echo "listed=$(/bin/ls -d /proc/[0-9]* | /usr/bin/wc -l)"`
 		}
 	}
 }
+
+// TestInProcessPolicyLandlock: on the landlock rung (the hostile harness's
+// mount refusal), where the zygote's file server does the shell's access
+// under the rung's Landlock domain, each in-process operation of
+// TestInProcessPolicy on each kind of path gives what the same operation
+// gives a jailed bash there: the same status and the same class of error;
+// the hidden file is read by neither, and the read-only directory is left
+// as it was. (The rung's answers differ from the full rung's: Landlock's
+// EACCES for a write, a hidden directory that can be entered and stated.)
+func TestInProcessPolicyLandlock(t *testing.T) {
+	for _, u := range users {
+		for _, kind := range pathKinds {
+			t.Run(u.name+"/"+kind, func(t *testing.T) {
+				work, env, paths := policyTree(t, u)
+				env = append(env, "WSH_REQUIRE_SANDBOX=landlock")
+				p := paths[kind]
+				var script strings.Builder
+				for _, op := range inProcessOps {
+					s := strings.NewReplacer("%F", p[0], "%D", p[1]).Replace(op.script)
+					fmt.Fprintf(&script, "echo '== %s'; ( %s ) 2>&1; echo status=$?\n", op.name, s)
+				}
+				inproc := runHostile(t, u, work, env, mountEPERM.arg, script.String())
+				jailed := runHostile(t, u, work, env, mountEPERM.arg, "bash -c "+shQuote(script.String()))
+				a, b := sections(inproc.stdout), sections(jailed.stdout)
+				if len(a) != len(inProcessOps) || len(b) != len(inProcessOps) {
+					t.Fatalf("%d and %d sections, want %d:\n%s%s\n--\n%s%s", len(a), len(b), len(inProcessOps), inproc.stdout, inproc.stderr, jailed.stdout, jailed.stderr)
+				}
+				for _, op := range inProcessOps {
+					x, y := a[op.name], b[op.name]
+					if lastLine(x) != lastLine(y) || !strings.EqualFold(errClass.FindString(x), errClass.FindString(y)) {
+						t.Errorf("%s: in process %q, in the jail %q", op.name, x, y)
+					}
+					if kind == kindHidden && strings.Contains(x+y, "content") {
+						t.Errorf("%s: the hidden file was read: %q %q", op.name, x, y)
+					}
+				}
+				checkHostUnchanged(t, paths[kindReadOnly])
+			})
+		}
+	}
+}
+
+// sections splits output at its "== NAME" lines.
+func sections(out string) map[string]string {
+	m := map[string]string{}
+	name := ""
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if n, ok := strings.CutPrefix(l, "== "); ok {
+			name = strings.TrimSuffix(n, "\n")
+			m[name] = ""
+			continue
+		}
+		if name != "" {
+			m[name] += l
+		}
+	}
+	return m
+}

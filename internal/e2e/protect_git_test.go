@@ -145,17 +145,24 @@ func TestProtectedTooManyRepositories(t *testing.T) {
 
 // TestProtectedMissingFileMade: a protected file that was missing, and
 // that wsh does not make (a name WSH_PROTECT adds: wsh cannot tell what
-// a placeholder would break), is refused in process; a command in the
-// jail can make it, and wsh says so once, after the command.
+// a placeholder would break), can be made by a command in the jail, and by
+// the shell's own redirection, done there; wsh says so once, after the
+// command or the redirection, and the next jail keeps it read-only.
 func TestProtectedMissingFileMade(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			dir := hostRepo(t, u)
 			env := append([]string{"WSH_PROTECT=.env"}, jailEnv...)
-			r := runWsh(t, u, dir, env, `echo 'K=1' > .env; echo "in process $?"; sh -c 'echo "K=1" > .env'; /bin/true`)
 			made := filepath.Join(dir, ".env")
-			if !strings.Contains(r.stdout, "in process 1") || strings.Count(r.stderr, "wsh: a command made "+made+", a protected path that was missing") != 1 {
-				t.Errorf("a missing .env made: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			r := runWsh(t, u, dir, env, `sh -c 'echo "K=1" > .env'; /bin/true`)
+			if strings.Count(r.stderr, "wsh: a command made "+made+", a protected path that was missing") != 1 {
+				t.Errorf("a missing .env made by a command: status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+			os.Remove(made)
+			r = runWsh(t, u, dir, env, `echo 'K=1' > .env; echo "in process $?"; sh -c 'echo "K=2" > .env'; /bin/true`)
+			if !strings.Contains(r.stdout, "in process 0") || strings.Count(r.stderr, "wsh: the shell's redirection made "+made+", a protected path that was missing") != 1 ||
+				!strings.Contains(r.stderr, ".env: Read-only file system") {
+				t.Errorf("a missing .env made by the shell: status %d\n%s%s", r.status, r.stdout, r.stderr)
 			}
 			r = runWsh(t, u, dir, env, `/bin/true`)
 			if strings.Contains(r.stderr, "a command made") {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -29,6 +30,9 @@ func filesMain() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 1
 	}
+	// Named in ps as what it is (exec'd as /proc/self/exe, it is "exe").
+	name, _ := unix.BytePtrFromString(proto.FilesArg0)
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
 		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	var st unix.Stat_t
@@ -49,6 +53,14 @@ func filesMain() int {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
+	}
+	// The first answer, ID 0, carries a pidfd of the server itself: a
+	// command of its jail, of its uid, can stop it (SIGSTOP cannot be
+	// ignored), and wsh, waiting on an answer, lets it go on with it.
+	if pfd, err := unix.PidfdOpen(unix.Getpid(), 0); err == nil {
+		answer(proto.FileAnswer{ID: 0}, pfd)
+	} else {
+		answer(proto.FileAnswer{ID: 0, Errno: uint32(errnoOf(err))}, -1)
 	}
 	buf := make([]byte, proto.MaxFileRequest+1)
 	oob := make([]byte, unix.CmsgSpace(4*4))

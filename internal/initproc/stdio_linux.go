@@ -74,25 +74,38 @@ func (s *setupState) reopened(fd int) (int, error) {
 	if err != nil || len(path) == 0 || path[0] != '/' {
 		return -1, bad(path)
 	}
-	if s.homeDev != 0 && st.Dev == s.homeDev {
-		path = strings.TrimSuffix(s.spec.Home.Path+path, "/")
-	}
 	flags := acc | fl&unix.O_APPEND | unix.O_CLOEXEC | unix.O_NOCTTY
 	if kind == unix.S_IFDIR {
 		flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	}
-	// No symlink (the path the kernel gives has none): a component swapped
-	// meanwhile for a symlink to /proc/self/fd/N (this process's own
-	// descriptor of the stream, the shell's view) would open the stream
-	// again through the host's view, the same file, and pass the check
-	// below.
-	nfd, err := openNoSymlinks(path, flags|unix.O_NONBLOCK)
-	if err != nil {
-		return -1, bad(path)
+	// The path the kernel gives: a jail's own (the shell's file access is
+	// done in the jail); a file of the copy-on-write home opened through
+	// another mount of it is given relative to that mount, and is looked
+	// for beneath the home too.
+	paths := []string{path}
+	if s.homeDev != 0 && st.Dev == s.homeDev && !strings.HasPrefix(path+"/", s.spec.Home.Path+"/") {
+		paths = append(paths, strings.TrimSuffix(s.spec.Home.Path+path, "/"))
 	}
-	var nst unix.Stat_t
-	if unix.Fstat(nfd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
-		unix.Close(nfd)
+	nfd := -1
+	for _, p := range paths {
+		// No symlink (the path the kernel gives has none): a component
+		// swapped meanwhile for a symlink to /proc/self/fd/N (this
+		// process's own descriptor of the stream) would open the stream
+		// again through another view, the same file, and pass the check
+		// below.
+		fd, err := openNoSymlinks(p, flags|unix.O_NONBLOCK)
+		if err != nil {
+			continue
+		}
+		var nst unix.Stat_t
+		if unix.Fstat(fd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
+			unix.Close(fd)
+			continue
+		}
+		nfd = fd
+		break
+	}
+	if nfd < 0 {
 		return -1, bad(path)
 	}
 	if _, err := unix.FcntlInt(uintptr(nfd), unix.F_SETFL, fl&^unix.O_ACCMODE); err != nil {

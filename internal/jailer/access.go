@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -31,6 +32,20 @@ import (
 // the rungs with a file policy of the kernel's (mounts, Landlock).
 func (j *Jailer) jailedFiles() bool {
 	return !j.cfg.NoSandbox && (j.rung == proto.RungFull || j.rung == proto.RungLandlock)
+}
+
+// refusedFiles says that no jail can do the shell's file access, and
+// none may be done without one: WSH_REQUIRE_SANDBOX, and the host refused
+// the jail, or gave only a rung below the floor.
+func (j *Jailer) refusedFiles() bool {
+	_, refused := j.Refused()
+	return refused && !j.cfg.NoSandbox
+}
+
+// refusal is the error of an access refusedFiles refuses.
+func (j *Jailer) refusal() error {
+	v, _ := j.Refused()
+	return &refusedError{v}
 }
 
 // absolute is name as the handler's directory makes it. Not
@@ -78,9 +93,33 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 		}
 		mode = 0o666 &^ m
 	}
-	f, err := j.openIn(ctx, path, flag, mode)
+	if flag&writeFlags == 0 {
+		f, err := j.openIn(ctx, path, flag, mode)
+		if err != nil {
+			return nil, accessError(ctx, name, err)
+		}
+		return f, nil
+	}
+	// A write: the protected paths of the shell's directory are what the
+	// jail it is done in must protect, as a command's there (files.get),
+	// and, where the rung cannot keep one from being made or changed, what
+	// is said after, as after a command.
+	full := j.rung == proto.RungFull
+	dir := j.hostDir(interp.HandlerCtx(ctx).Dir)
+	prot, err := j.protector.protection(dir, full)
 	if err != nil {
-		return nil, shellError(name, err)
+		return nil, shellError(name, err) // as a command's jail: none rather than one that leaves it writable
+	}
+	if !full {
+		prot.takeStamps()
+	}
+	f, err := j.files.doWith(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path}, dir, &prot)
+	j.noteShellWrite(dir, &prot)
+	if err == nil && f == nil {
+		err = syscall.EIO
+	}
+	if err != nil {
+		return nil, accessError(ctx, name, err)
 	}
 	return f, nil
 }
@@ -97,7 +136,7 @@ func (j *Jailer) stat(ctx context.Context, name string, follow bool) (fs.FileInf
 	}
 	f, err := j.openIn(ctx, path, fl, 0)
 	if err != nil {
-		return nil, shellError(path, err)
+		return nil, accessError(ctx, path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -109,7 +148,12 @@ func (j *Jailer) stat(ctx context.Context, name string, follow bool) (fs.FileInf
 
 // statFollow stats path, following symlinks, where the jail finds it.
 func (j *Jailer) statFollow(path string) (fs.FileInfo, error) {
-	return j.stat(context.Background(), path, true)
+	f, err := j.openIn(context.Background(), path, unix.O_PATH, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	defer f.Close()
+	return f.Stat()
 }
 
 // readDir is the interpreter's read-dir handler: the directory the jail
@@ -119,7 +163,7 @@ func (j *Jailer) readDir(ctx context.Context, name string) ([]fs.DirEntry, error
 	path := absolute(ctx, name)
 	f, err := j.openIn(ctx, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, shellError(path, err)
+		return nil, accessError(ctx, path, err)
 	}
 	defer f.Close()
 	ents, err := readDirents(int(f.Fd()))
@@ -139,7 +183,7 @@ func (j *Jailer) readDir(ctx context.Context, name string) ([]fs.DirEntry, error
 func (j *Jailer) access(ctx context.Context, name string, mode interp.AccessMode) error {
 	path := absolute(ctx, name)
 	if _, err := j.files.do(ctx, proto.FileRequest{Kind: proto.FileAccess, Mode: uint32(mode), Path: path}); err != nil {
-		return shellError(path, err)
+		return accessError(ctx, path, err)
 	}
 	return nil
 }
@@ -238,6 +282,18 @@ func isFileFD(fd int) bool {
 	}
 	m := st.Mode & unix.S_IFMT
 	return m == unix.S_IFREG || m == unix.S_IFDIR
+}
+
+// accessError is the error of the shell's access to name: an error as a
+// shell prints it, or, where no jail can do it (refusedError), the
+// script's end, as a command's refusal ends it.
+func accessError(ctx context.Context, name string, err error) error {
+	var re *refusedError
+	if errors.As(err, &re) {
+		fmt.Fprintf(interp.HandlerCtx(ctx).Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so the shell does not open %s; the script stops\n", re.v.Message(), name)
+		return failClosed(ctx)
+	}
+	return shellError(name, err)
 }
 
 // shellError is the error of an in-process operation, printed as a shell

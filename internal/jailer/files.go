@@ -6,15 +6,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/launch"
 	"wsh/internal/proto"
+	"wsh/internal/verdict"
 )
 
 // files is the shell's own file access done in the jail: every open,
@@ -27,10 +33,11 @@ import (
 // started at the first access, and again after its jail ended (a session
 // made anew).
 type files struct {
-	j      *Jailer
-	mu     sync.Mutex
-	conn   *filesConn
-	closed bool
+	j        *Jailer
+	mu       sync.Mutex
+	conn     *filesConn
+	closed   bool
+	stopSaid sync.Once
 }
 
 // A filesConn is one file server and wsh's end of its channel.
@@ -40,15 +47,18 @@ type filesConn struct {
 	sj   *sessionJail // the session it runs in; nil: a jail of its own
 	// made is what its jail was made with: the session's, or, for a jail
 	// of its own, the same record (no session in it).
-	made *sessionJail
-	wmu  sync.Mutex
-	mu   sync.Mutex
-	id   uint64
-	wait map[uint64]chan fileReply
-	end  chan struct{} // closed when the channel has ended
-	why  error         // why, set before end is closed
-	stop context.CancelFunc
-	gone chan struct{} // closed once the server's launch returned
+	made  *sessionJail
+	wmu   sync.Mutex
+	mu    sync.Mutex
+	id    uint64
+	wait  map[uint64]chan fileReply
+	end   chan struct{} // closed when the channel has ended
+	why   error         // why, set before end is closed
+	stop  context.CancelFunc
+	gone  chan struct{} // closed once the server's launch returned
+	pidfd atomic.Int64  // the server's pidfd (its first answer), or -1
+	said  *sync.Once    // that a command stopped it, said once a Jailer
+	warn  io.Writer
 }
 
 type fileReply struct {
@@ -57,6 +67,12 @@ type fileReply struct {
 	path  string
 }
 
+// A refusedError is an access with no jail to do it in: the host refuses
+// the jail, and WSH_REQUIRE_SANDBOX is set.
+type refusedError struct{ v verdict.Verdict }
+
+func (e *refusedError) Error() string { return e.v.Message() }
+
 // errFilesEnded is an access whose server ended before it answered.
 var errFilesEnded = errors.New("the jail's file server ended")
 
@@ -64,9 +80,17 @@ var errFilesEnded = errors.New("the jail's file server ended")
 // the errno. A server that ended before it answered (its session's jail
 // made anew, or killed) is started again, once.
 func (f *files) do(ctx context.Context, r proto.FileRequest) (*os.File, error) {
-	write := r.Kind == proto.FileOpen && r.Flags&uint32(writeFlags) != 0 || r.Kind == proto.FileAccess && r.Mode&2 != 0
+	return f.doWith(ctx, r, "", nil)
+}
+
+// doWith is do for a write (an open that writes, creates, truncates or
+// appends), made by a shell working in dir, whose protection there the
+// caller took (prot): the jail it is done in must protect what a
+// command's jail in dir would.
+func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, prot *protection) (*os.File, error) {
+	write := prot != nil
 	for try := 0; ; try++ {
-		c, oneOff, err := f.get(write, filepath.Dir(r.Path))
+		c, oneOff, err := f.get(write, dir, prot)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +115,7 @@ func (f *files) do(ctx context.Context, r proto.FileRequest) (*os.File, error) {
 // resolve is where path leads in the jail.
 func (f *files) resolve(ctx context.Context, path string) (string, error) {
 	for try := 0; ; try++ {
-		c, oneOff, err := f.get(false, path)
+		c, oneOff, err := f.get(false, "", nil)
 		if err != nil {
 			return "", err
 		}
@@ -113,18 +137,22 @@ func (f *files) resolve(ctx context.Context, path string) (string, error) {
 // made anew, as a command's access would make it (renewSession); one
 // stale only for dir (a protected path there it does not protect) leaves
 // this access to a server in a jail of its own, made for dir (oneOff).
-func (f *files) get(write bool, dir string) (c *filesConn, oneOff bool, err error) {
+func (f *files) get(write bool, dir string, prot *protection) (c *filesConn, oneOff bool, err error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
 		return nil, false, errFilesEnded
+	}
+	if v, refused := f.j.Refused(); refused {
+		f.mu.Unlock()
+		return nil, false, &refusedError{v}
 	}
 	c = f.conn
 	if c != nil && c.isEnded() {
 		f.conn, c = nil, nil
 	}
 	if c != nil {
-		why, elsewhere := f.j.filesStale(c, write, dir)
+		why, elsewhere := f.j.filesStale(c, write, dir, prot)
 		switch {
 		case why == "":
 			f.mu.Unlock()
@@ -161,22 +189,18 @@ func (f *files) get(write bool, dir string) (c *filesConn, oneOff bool, err erro
 
 // filesStale says why c's jail is not what a jail made now would be for
 // an access in dir ("" when it is), and whether only for dir.
-func (j *Jailer) filesStale(c *filesConn, write bool, dir string) (why string, elsewhere bool) {
+func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protection) (why string, elsewhere bool) {
 	m := c.made
 	if why := m.stale(&protection{}, j.sessionPrint(m.rung)); why != "" {
 		return why, false
 	}
-	if !write || m.rung != proto.RungFull {
+	if !write || prot == nil || m.rung != proto.RungFull {
 		// The protected paths are mounts on the full rung alone (a lower
 		// rung says after a command which changed); what is read, listed
 		// or stated does not depend on them.
 		return "", false
 	}
-	prot, err := j.protector.protection(dir, true)
-	if err != nil {
-		return err.Error(), true // a jail of its own fails as a command's would
-	}
-	p := m.unprotected(&prot)
+	p := m.unprotected(prot)
 	if p == "" {
 		return "", false
 	}
@@ -244,7 +268,9 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 	}
 	ours, theirs := os.NewFile(uintptr(pair[0]), "files"), os.NewFile(uintptr(pair[1]), "files")
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &filesConn{sock: ours, fd: pair[0], wait: map[uint64]chan fileReply{}, end: make(chan struct{}), stop: cancel, gone: make(chan struct{})}
+	c := &filesConn{sock: ours, fd: pair[0], wait: map[uint64]chan fileReply{}, end: make(chan struct{}), stop: cancel, gone: make(chan struct{}),
+		said: &j.files.stopSaid, warn: j.warn}
+	c.pidfd.Store(-1)
 	args := []string{proto.FilesArg0}
 	run := func() proto.Facts {
 		if sj := c.sj; sj != nil {
@@ -263,7 +289,7 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		}
 		return out
 	}
-	if sj := j.session.Load(); inSession && sj != nil && sj.rung == j.rung && !sj.isEnded() {
+	if sj := j.session.Load(); inSession && sj != nil && sj.rung == j.rung && !sj.isEnded() && !sj.s.Ended() {
 		c.sj, c.made = sj, sj
 	} else {
 		// What its jail is made with, taken before it is: a change
@@ -343,6 +369,14 @@ func (c *filesConn) read() {
 		if len(fds) == 1 {
 			fd = fds[0]
 		}
+		if a.ID == 0 {
+			if fd >= 0 && c.pidfd.CompareAndSwap(-1, int64(fd)) {
+				continue
+			}
+			closeFDs(fds) // a second one: not what the server sends
+			c.ended()
+			return
+		}
 		c.mu.Lock()
 		ch := c.wait[a.ID]
 		delete(c.wait, a.ID)
@@ -396,22 +430,74 @@ func (c *filesConn) do(ctx context.Context, r proto.FileRequest) (fileReply, err
 		forget()
 		return fileReply{fd: -1}, errFilesEnded
 	}
-	select {
-	case rep := <-ch:
-		if rep.errno != 0 {
-			return fileReply{fd: -1}, rep.errno
+	check := time.NewTimer(stopCheck)
+	defer check.Stop()
+	for {
+		select {
+		case rep := <-ch:
+			if rep.errno != 0 {
+				return fileReply{fd: -1}, rep.errno
+			}
+			return rep, nil
+		case <-check.C:
+			c.goOn()
+			check.Reset(stopCheck)
+			continue
+		case <-c.end:
+			forget()
+			c.mu.Lock()
+			why := c.why
+			c.mu.Unlock()
+			return fileReply{fd: -1}, fmt.Errorf("%w (%v)", errFilesEnded, why)
+		case <-ctx.Done():
+			forget()
+			return fileReply{fd: -1}, ctx.Err()
 		}
-		return rep, nil
-	case <-c.end:
-		forget()
-		c.mu.Lock()
-		why := c.why
-		c.mu.Unlock()
-		return fileReply{fd: -1}, fmt.Errorf("%w (%v)", errFilesEnded, why)
-	case <-ctx.Done():
-		forget()
-		return fileReply{fd: -1}, ctx.Err()
 	}
+}
+
+// stopCheck is how long an answer is waited for before wsh looks whether
+// the server was stopped, and how often after.
+const stopCheck = 100 * time.Millisecond
+
+// goOn lets the server go on if a command stopped it (SIGSTOP, which it
+// cannot ignore; it ignores the terminal's stops), and says so once. An
+// answer may be slow for its own reasons (an open of a FIFO waits for the
+// other end): that is no stop.
+func (c *filesConn) goOn() {
+	fd := int(c.pidfd.Load())
+	if fd < 0 || !isStopped(fd) {
+		return
+	}
+	if unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0) == nil && c.said != nil {
+		c.said.Do(func() {
+			fmt.Fprintln(c.warn, "wsh: a command stopped the jail's file server, which does the shell's own file access; wsh let it go on (each time it is stopped)")
+		})
+	}
+}
+
+// isStopped says that the process of pidfd is stopped: its state in
+// /proc/PID/stat, PID read from the pidfd's fdinfo (in wsh's namespace).
+func isStopped(pidfd int) bool {
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
+	if err != nil {
+		return false
+	}
+	pid := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pid:"); ok {
+			pid = strings.TrimSpace(v)
+		}
+	}
+	if pid == "" || pid == "-1" || pid == "0" {
+		return false
+	}
+	st, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(st), ')')
+	return i >= 0 && i+2 < len(st) && (st[i+2] == 'T' || st[i+2] == 't')
 }
 
 // close ends the server: it reads the channel's end and exits; its
@@ -420,6 +506,9 @@ func (c *filesConn) close() {
 	unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	<-c.end
 	c.stop()
+	if fd := c.pidfd.Swap(-2); fd >= 0 {
+		unix.Close(int(fd))
+	}
 	c.wmu.Lock()
 	c.sock.Close()
 	c.wmu.Unlock()

@@ -391,6 +391,8 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 				return nil, err
 			}
 			switch {
+			case j.refusedFiles():
+				return nil, accessError(ctx, path, j.refusal())
 			case j.jailedFiles():
 				return j.open(ctx, path, flag, perm)
 			case flag&os.O_CREATE == 0:
@@ -399,18 +401,27 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 			return openCreate(ctx, hostOpen, path, flag)
 		}),
 		interp.StatHandler(func(ctx context.Context, path string, follow bool) (fs.FileInfo, error) {
+			if j.refusedFiles() {
+				return nil, accessError(ctx, path, j.refusal())
+			}
 			if j.jailedFiles() {
 				return j.stat(ctx, path, follow)
 			}
 			return hostStat(ctx, path, follow)
 		}),
 		interp.ReadDirHandler2(func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+			if j.refusedFiles() {
+				return nil, accessError(ctx, path, j.refusal())
+			}
 			if j.jailedFiles() {
 				return j.readDir(ctx, path)
 			}
 			return hostReadDir(ctx, path)
 		}),
 		interp.AccessHandler(func(ctx context.Context, path string, mode interp.AccessMode) error {
+			if j.refusedFiles() {
+				return accessError(ctx, path, j.refusal())
+			}
 			if j.jailedFiles() {
 				return j.access(ctx, path, mode)
 			}

@@ -64,9 +64,10 @@ type Jailer struct {
 	madeSaid    sync.Map    // protected paths a command made, said once each
 	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
-	watching    map[*protection]bool // the protection of each command running
-	terminals   terminals            // put back as they were when the Runner closes
-	given       givenStreams         // the Runner's streams' status flags, put back after each command
+	watching    map[*protection]bool   // the protection of each command running
+	shellWrites map[string]*protection // noteShellWrite
+	terminals   terminals              // put back as they were when the Runner closes
+	given       givenStreams           // the Runner's streams' status flags, put back after each command
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 	// CallHandler, if set, is the caller's interp.CallHandler, in every
@@ -310,7 +311,7 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 func (j *Jailer) external(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	var stat func(string) (fs.FileInfo, error)
-	if j.jailedFiles() {
+	if _, refused := j.Refused(); j.jailedFiles() && !refused {
 		stat = j.statFollow // in PATH as the jail finds it
 	}
 	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
@@ -327,7 +328,10 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
 	}
-	return interrupted(ctx, c.rc, j.run(ctx, c))
+	j.checkShellWrites() // what a redirection wrote before it
+	err = j.run(ctx, c)
+	j.checkShellWrites() // and what its own wrote meanwhile
+	return interrupted(ctx, c.rc, err)
 }
 
 // run runs c where the Jailer's state says: in the jail, on a lower rung,

@@ -46,6 +46,7 @@ var errFailedClosed = errors.New("a command was refused: WSH_REQUIRE_SANDBOX is 
 func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) error) {
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
+		j.checkShellWrites()
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)
 		}

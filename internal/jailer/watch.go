@@ -33,16 +33,18 @@ func (j *Jailer) watchProtection(prot *protection, start bool) {
 	}
 	delete(j.watching, prot)
 	j.watchMu.Unlock()
-	j.checkProtection(prot)
+	j.checkProtection(prot, "a command")
 }
 
-func (j *Jailer) checkProtection(prot *protection) {
+// checkProtection says what changed of prot since it was taken, done by
+// who ("a command", or the shell's own redirection).
+func (j *Jailer) checkProtection(prot *protection, who string) {
 	for p, before := range prot.stamps {
 		now := stamp(p)
 		switch {
 		case before == stampTooLarge || now == stampTooLarge:
 			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, maxStamped, j.rung)
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether %s changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", who, p, maxStamped, j.rung)
 			}
 		case now != before && !(prot.hollow[p] && hollow(p)):
 			// From nothing or empty to nothing or empty (another
@@ -50,7 +52,7 @@ func (j *Jailer) checkProtection(prot *protection) {
 			// Said once for each state it is left in: a second change is
 			// said again.
 			if _, said := j.madeSaid.LoadOrStore("changed:"+p+"\x00"+now, true); !said {
-				fmt.Fprintf(j.warn, "wsh: a command changed %s, a protected path (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", p, j.rung)
+				fmt.Fprintf(j.warn, "wsh: %s changed %s, a protected path (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", who, p, j.rung)
 			}
 		}
 	}
@@ -64,7 +66,7 @@ func (j *Jailer) checkProtection(prot *protection) {
 			// made: said once for the directory, not for each path.
 			dir := filepath.Dir(p)
 			if _, said := j.madeSaid.LoadOrStore("dir:"+dir, true); !said {
-				fmt.Fprintf(j.warn, "wsh: cannot tell whether a command made protected paths in %s (%v): check it before a program on the host reads it\n", dir, unwrapErrno(err))
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether %s made protected paths in %s (%v): check it before a program on the host reads it\n", who, dir, unwrapErrno(err))
 			}
 			continue
 		}
@@ -72,7 +74,7 @@ func (j *Jailer) checkProtection(prot *protection) {
 			continue // an empty one: another run's placeholder, say
 		}
 		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
-			fmt.Fprintf(j.warn, "wsh: a command made %s, a protected path that was missing: check it before a program on the host reads it\n", p)
+			fmt.Fprintf(j.warn, "wsh: %s made %s, a protected path that was missing: check it before a program on the host reads it\n", who, p)
 		}
 	}
 	for link, target := range prot.links {
@@ -84,7 +86,7 @@ func (j *Jailer) checkProtection(prot *protection) {
 			if err != nil {
 				now = "nothing: " + unwrapErrno(err).Error()
 			}
-			fmt.Fprintf(j.warn, "wsh: a command changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", link, target, now)
+			fmt.Fprintf(j.warn, "wsh: %s changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", who, link, target, now)
 		}
 	}
 }
@@ -152,8 +154,10 @@ func (j *Jailer) waitCommands(d time.Duration) {
 	}
 }
 
-// checkWatched checks the protection of every command still running.
+// checkWatched checks the protection of every command still running, and
+// what the shell's own redirections wrote.
 func (j *Jailer) checkWatched() {
+	j.checkShellWrites()
 	j.watchMu.Lock()
 	var ps []*protection
 	for p := range j.watching {
@@ -161,6 +165,40 @@ func (j *Jailer) checkWatched() {
 	}
 	j.watchMu.Unlock()
 	for _, p := range ps {
-		j.checkProtection(p)
+		j.checkProtection(p, "a command")
+	}
+}
+
+// noteShellWrite keeps prot, the protection of dir taken before a write
+// of the shell's own redirection there, to be checked once the file is
+// written: at the start and end of each later command, at the end of the
+// Run and at Close (checkShellWrites). The open itself makes the file
+// empty, which is no change to say of a name wsh makes empty (hollow).
+// One per directory: a later write's protection there, taken after the
+// earlier one's file was made, says its later changes.
+func (j *Jailer) noteShellWrite(dir string, prot *protection) {
+	j.watchMu.Lock()
+	if j.shellWrites == nil {
+		j.shellWrites = map[string]*protection{}
+	}
+	old := j.shellWrites[dir]
+	j.shellWrites[dir] = prot
+	j.watchMu.Unlock()
+	if old != nil {
+		j.checkProtection(old, "the shell's redirection")
+	}
+}
+
+// checkShellWrites says what the shell's own redirections made or
+// changed of the protected paths (noteShellWrite).
+func (j *Jailer) checkShellWrites() {
+	j.watchMu.Lock()
+	ps := make([]*protection, 0, len(j.shellWrites))
+	for _, p := range j.shellWrites {
+		ps = append(ps, p)
+	}
+	j.watchMu.Unlock()
+	for _, p := range ps {
+		j.checkProtection(p, "the shell's redirection")
 	}
 }

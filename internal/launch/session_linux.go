@@ -258,6 +258,16 @@ func (s *Session) read() {
 	}
 }
 
+// Ended says that the session's channel has ended: its jail is gone.
+func (s *Session) Ended() bool {
+	select {
+	case <-s.end:
+		return true
+	default:
+		return false
+	}
+}
+
 // Run runs c in the session and returns what wsh saw: the command's
 // status, or a report of its fork or exec failing (proto.StepExec, the
 // errno), or a StartErr when the session has ended.

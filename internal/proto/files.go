@@ -37,7 +37,8 @@ type FileRequest struct {
 
 // A FileAnswer answers the request ID: Errno 0 and, for Open, one
 // descriptor sent with it (SCM_RIGHTS), for Resolve the Path; else the
-// errno of the call.
+// errno of the call. The server's first answer has ID 0 (no request has
+// it) and a pidfd of the server (or the errno of pidfd_open).
 type FileAnswer struct {
 	ID    uint64
 	Errno uint32

@@ -184,7 +184,8 @@ func pids() {
 	}
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err == nil {
-			fmt.Println("proc", e.Name())
+			comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+			fmt.Println("proc", e.Name(), strings.TrimSpace(string(comm)))
 		}
 	}
 }
