@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,4 +129,122 @@ func sections(out string) map[string]string {
 		}
 	}
 	return m
+}
+
+// TestFileServerStoppedOrKilled: the jail's file server is a process of
+// the jail, which a command of the same uid can signal. Stopped
+// (SIGSTOP), the shell's next access does not hang: wsh lets it go on,
+// and says so once; killed, the next access starts another. Both as the
+// jail's kill sees it (/bin/kill in the jail), root and 65534.
+func TestFileServerStoppedOrKilled(t *testing.T) {
+	script := `echo a > f
+for p in /proc/[0-9]*; do read -r c < $p/comm; if [ "$c" = wsh-jail-files ]; then s=${p#/proc/}; fi; done
+/bin/kill -STOP $s && echo stopped
+echo b > f; echo "after stop $?"; read -r x < f; echo "read $x"
+/bin/kill -KILL $s && echo killed
+echo c > f; echo "after kill $?"; read -r x < f; echo "read $x"`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv, script)
+			want := "stopped\nafter stop 0\nread b\nkilled\nafter kill 0\nread c\n"
+			if r.status != 0 || r.stdout != want {
+				t.Errorf("status %d, stdout %q, want %q\n%s", r.status, r.stdout, want, r.stderr)
+			}
+			if strings.Count(r.stderr, "wsh: a command stopped the jail's file server") != 1 {
+				t.Errorf("the stop is not said once:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestFileServerChannelCannotBeTaken: a command that kills the jail's
+// file server and watches for the next one, from its exec on, can take
+// neither its channel (pidfd_getfd of its descriptor 0) nor the process
+// (PTRACE_SEIZE): it is non-dumpable from the exec (the init image is
+// executable, not readable), not only once its own code says so. Root
+// and 65534, session.
+func TestFileServerChannelCannotBeTaken(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			// The shell's accesses go on until the thief has said: the
+			// first after the kill starts the server it watches for.
+			script := `: > out; "$PROBE" steal-files > out &
+i=0; while [ ! -s out ] && [ $i -lt 200000 ]; do [ -e /nonexistent-$i ] && echo "forged /nonexistent-$i"; i=$((i+1)); done
+read -r r < out; echo "$r"`
+			r := runWsh(t, u, dir, append([]string{"PROBE=" + probe}, jailEnv...), script)
+			if !strings.HasPrefix(r.stdout, "refused ") || strings.Contains(r.stdout, "forged") {
+				t.Errorf("the file server's channel: %q\n%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestShellLookupsInTheJail: the interpreter's builtins that look paths
+// up themselves (type and command -v of a path, source's search of PATH,
+// pwd -P) look in the jail: a file beneath a hidden directory is not
+// found, nor the host's PID 1's executable; a symlink into the hidden
+// directory does not resolve; a script in a hidden directory of PATH is
+// not found (no message names it). Root and 65534.
+func TestShellLookupsInTheJail(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			secret := filepath.Join(dir, "secret")
+			mkdirOwned(t, u, secret)
+			writeOwned(t, u, filepath.Join(secret, "key"), "#!/bin/sh\necho KEY\n")
+			os.Chmod(filepath.Join(secret, "key"), 0o755)
+			writeOwned(t, u, filepath.Join(secret, "lib.sh"), "echo SOURCED\n")
+			if err := os.Symlink(filepath.Join(secret, "key"), filepath.Join(dir, "lk")); err != nil {
+				t.Fatal(err)
+			}
+			script := fmt.Sprintf(`command -v %[1]s/key; echo "v=$?"
+type %[1]s/key; echo "t=$?"
+command -v /proc/1/exe; echo "p1=$?"
+PWD=%[2]s/lk pwd -P; echo "pw=$?"
+PATH=%[1]s:$PATH source lib.sh; echo "s=$?"
+f() { :; }; type f; command -v ls`, secret, dir)
+			r := runWsh(t, u, dir, append([]string{"WSH_HIDE=" + secret}, jailEnv...), script)
+			want := "v=1\nt=1\np1=1\npw=1\ns=1\nf is a function\n/usr/bin/ls\n"
+			if r.stdout != want || strings.Contains(r.stderr, "lib.sh: Permission denied") {
+				t.Errorf("stdout %q, want %q\n%s", r.stdout, want, r.stderr)
+			}
+		})
+	}
+}
+
+// TestShellWriteToProtectedIsSaid: what the shell's own redirection
+// makes or changes of a protected path where the jail cannot keep it
+// (a missing .git/config, which wsh makes no placeholder for, on the full
+// rung; an existing hook on the landlock rung) is said after it, as
+// after a command. Root and 65534.
+func TestShellWriteToProtectedIsSaid(t *testing.T) {
+	for _, u := range users {
+		for _, rung := range []string{"full", "landlock"} {
+			t.Run(u.name+"/"+rung, func(t *testing.T) {
+				dir := hostRepo(t, u)
+				config, hook := filepath.Join(dir, ".git", "config"), filepath.Join(dir, ".git", "hooks", "pre-commit")
+				writeOwned(t, u, hook, "#!/bin/sh\n")
+				var r result
+				if rung == "full" {
+					if err := os.Remove(config); err != nil {
+						t.Fatal(err)
+					}
+					r = runWsh(t, u, dir, jailEnv, `echo "[core] fsmonitor=evil" > .git/config; echo "status $?"`)
+				} else {
+					r = runHostile(t, u, dir, []string{"WSH_REQUIRE_SANDBOX=landlock"}, mountEPERM.arg, `echo evil >> .git/hooks/pre-commit; echo "status $?"`)
+				}
+				path, said := config, "made "+config
+				if rung == "landlock" {
+					path, said = hook, "changed "+filepath.Dir(hook) // the hooks directory is the protected path
+				}
+				_, err := os.Stat(path)
+				wrote := err == nil && strings.Contains(r.stdout, "status 0")
+				if saidIt := strings.Contains(r.stderr, "wsh: the shell's redirection "+said); wrote && !saidIt || !wrote && rung == "landlock" {
+					t.Errorf("written %v, said %v: %s%s", wrote, saidIt, r.stdout, r.stderr)
+				}
+			})
+		}
+	}
 }

@@ -104,6 +104,10 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 	// jail it is done in must protect, as a command's there (files.get),
 	// and, where the rung cannot keep one from being made or changed, what
 	// is said after, as after a command.
+	if !j.writeMu.TryRLock() {
+		return nil, shellError(name, errFilesEnded) // the Runner is closing
+	}
+	defer j.writeMu.RUnlock()
 	full := j.rung == proto.RungFull
 	dir := j.hostDir(interp.HandlerCtx(ctx).Dir)
 	prot, err := j.protector.protection(dir, full)
@@ -147,8 +151,8 @@ func (j *Jailer) stat(ctx context.Context, name string, follow bool) (fs.FileInf
 }
 
 // statFollow stats path, following symlinks, where the jail finds it.
-func (j *Jailer) statFollow(path string) (fs.FileInfo, error) {
-	f, err := j.openIn(context.Background(), path, unix.O_PATH, 0)
+func (j *Jailer) statFollow(ctx context.Context, path string) (fs.FileInfo, error) {
+	f, err := j.openIn(ctx, path, unix.O_PATH, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
@@ -318,8 +322,8 @@ func (e errnoError) Error() string { return errnoText(e.errno) }
 func (e errnoError) Unwrap() error { return e.errno }
 
 // resolveIn is the path path leads to in the jail (proto.FileResolve).
-func (j *Jailer) resolveIn(path string) (string, error) {
-	return j.files.resolve(context.Background(), path)
+func (j *Jailer) resolveIn(ctx context.Context, path string) (string, error) {
+	return j.files.resolve(ctx, path)
 }
 
 func unwrapErrno(err error) error {

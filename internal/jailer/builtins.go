@@ -48,6 +48,15 @@ func builtin(name string) builtinFunc {
 		return (*Jailer).disown
 	case "trap":
 		return (*Jailer).trap
+	// The lookups, renamed by lookupRename alone.
+	case "type":
+		return (*Jailer).typeBuiltin
+	case "command-v":
+		return (*Jailer).commandV
+	case "source":
+		return (*Jailer).sourceBuiltin
+	case "pwd":
+		return (*Jailer).pwdBuiltin
 	// job.Mark's calls, run as they are named (not renamed).
 	case job.StartCall:
 		return (*Jailer).startJob
@@ -66,9 +75,18 @@ func (j *Jailer) renameBuiltin(hc interp.HandlerContext, args []string) []string
 	if sig := j.jobs.killed(hc); sig != 0 && !job.Internal(args) {
 		return []string{"exit", strconv.Itoa(128 + int(sig))}
 	}
+	if lookupRename(args) == "command-v" {
+		return append([]string{builtinPrefix + "command-v"}, args[1:]...)
+	}
 	i := 0
 	if (args[0] == "builtin" || args[0] == "command") && len(args) > 1 {
 		i = 1 // builtin umask, command umask
+	}
+	switch r := lookupRename(args[i:]); {
+	case r != "":
+		return append([]string{builtinPrefix + r}, args[i+1:]...)
+	case args[i] == "type" || args[i] == "source" || args[i] == "." || args[i] == "pwd":
+		return args // the interpreter's own does what the jail would
 	}
 	if builtin(args[i]) == nil || args[i] == job.StartCall || args[i] == job.EndCall {
 		return args

@@ -274,9 +274,12 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 	args := []string{proto.FilesArg0}
 	run := func() proto.Facts {
 		if sj := c.sj; sj != nil {
-			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs, Stderr: j.warn})
+			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs})
 		}
-		req, pp := j.request(j.rung, dir, "/proc/self/exe", args, nil, theirs, nil, j.warn)
+		// Its output is /dev/null: it writes none (a crash is said by
+		// its end), and the warning stream may be a caller's writer
+		// that other copies write to.
+		req, pp := j.request(j.rung, dir, "/proc/self/exe", args, nil, theirs, nil, nil)
 		req.Spec.UmaskSet = true
 		done := j.attachHome(req)
 		out := launch.Run(ctx, req)

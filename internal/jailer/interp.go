@@ -139,6 +139,9 @@ func (j *Jailer) Close() error {
 	// still running (its jail's end is being waited for) keeps them, for
 	// the next run to remove.
 	j.waitCommands(j.KillTimeout + time.Second)
+	// No write of the shell's is between its protection and its open
+	// (its server is gone: none starts after this).
+	j.writeMu.Lock()
 	j.watchMu.Lock()
 	inUse := len(j.watching) > 0
 	j.watchMu.Unlock()

@@ -66,8 +66,12 @@ type Jailer struct {
 	watchMu     sync.Mutex
 	watching    map[*protection]bool   // the protection of each command running
 	shellWrites map[string]*protection // noteShellWrite
-	terminals   terminals              // put back as they were when the Runner closes
-	given       givenStreams           // the Runner's streams' status flags, put back after each command
+	// writeMu is held (read) by a write of the shell's from its
+	// protection to its open, and for good by Close before the
+	// placeholders go.
+	writeMu   sync.RWMutex
+	terminals terminals    // put back as they were when the Runner closes
+	given     givenStreams // the Runner's streams' status flags, put back after each command
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 	// CallHandler, if set, is the caller's interp.CallHandler, in every
@@ -312,7 +316,8 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	var stat func(string) (fs.FileInfo, error)
 	if _, refused := j.Refused(); j.jailedFiles() && !refused {
-		stat = j.statFollow // in PATH as the jail finds it
+		// In PATH as the jail finds it.
+		stat = func(p string) (fs.FileInfo, error) { return j.statFollow(ctx, p) }
 	}
 	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
 	if err != nil {
@@ -593,7 +598,7 @@ func (j *Jailer) Rung() proto.Rung { return j.rung }
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
-	dir := j.jailDir(c.hc.Dir)
+	dir := j.jailDir(ctx, c.hc.Dir)
 	if j.rung == proto.RungFull {
 		j.noticeHome() // a lower rung's warning says the home is read-only
 	}
@@ -699,9 +704,9 @@ func (j *Jailer) hostDir(dir string) string {
 // jail resolves it (the file server's proto.FileResolve; on the host where
 // the shell's file access is), so that the init needs no symlink or magic
 // link, which it refuses. One it cannot resolve is left as it is.
-func (j *Jailer) jailDir(dir string) string {
+func (j *Jailer) jailDir(ctx context.Context, dir string) string {
 	if j.jailedFiles() {
-		if real, err := j.resolveIn(dir); err == nil {
+		if real, err := j.resolveIn(ctx, dir); err == nil {
 			return real
 		}
 	} else if real, err := filepath.EvalSymlinks(dir); err == nil {

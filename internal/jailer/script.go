@@ -25,7 +25,7 @@ import (
 // commands go through this same Jailer: degraded or opted out, where
 // commands run unsandboxed anyway. (Jailed: runScriptJailed.)
 func (j *Jailer) runScript(ctx context.Context, c *command) error {
-	b, err := j.readOnHost(c.path)
+	b, err := j.readOnHost(ctx, c.path)
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.args[0], err)
 		return interp.ExitStatus(126)
@@ -100,10 +100,10 @@ exec /bin/sh -- "$p" "$@"`
 // poller, which would wait on a pollable file that never has data), at
 // most maxScript of it; opened in the jail where the shell's file access
 // is (the landlock rung), else on the host.
-func (j *Jailer) readOnHost(path string) ([]byte, error) {
+func (j *Jailer) readOnHost(ctx context.Context, path string) ([]byte, error) {
 	var fd int
 	if j.jailedFiles() {
-		f, err := j.openIn(context.Background(), path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		f, err := j.openIn(ctx, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, &os.PathError{Op: "open", Path: path, Err: unwrapErrno(err)}
 		}

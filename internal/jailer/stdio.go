@@ -11,12 +11,12 @@ import (
 
 // throughPipes gives back a command's standard streams with each one
 // that the jail cannot show in place of a pipe of its own: a regular
-// file of the host's /proc or /sys, which the jail replaces with its own
-// (`wc -l < /proc/cpuinfo`), so that its init, opening it again through
-// the jail's view, finds another file and fails. wsh copies it then, as
-// it copies what a builtin writes: the script's redirection opened it in
-// wsh, under the in-process policy, and a builtin could read or write it
-// there as well. The same file as stdout and stderr stays one stream.
+// file of a /proc or /sys (`wc -l < /proc/cpuinfo`), which an init
+// opening it again by its path, in a jail of its own or another, would
+// not find to be the same file. wsh copies it then, as it copies what a
+// builtin writes: the script's redirection opened it in the jail (the
+// file server), and a builtin could read or write it there as well. The
+// same file as stdout and stderr stays one stream.
 func throughPipes(in io.Reader, out, errw io.Writer) (io.Reader, io.Writer, io.Writer) {
 	if f, ok := in.(*os.File); ok && kernelFile(f) {
 		in = struct{ io.Reader }{f}

@@ -96,7 +96,13 @@ func copySelf() (*os.File, error) {
 		}
 	}
 	if err == nil {
-		err = mem.Chmod(0o555)
+		// Executable, not readable: a process that execs it without
+		// CAP_DAC_READ_SEARCH (every process of a jail: the jail's file
+		// server, a lower rung's zygote) is non-dumpable from its exec
+		// on (the kernel's would_dump), not only once its own code sets
+		// it: in between, a command of its uid could otherwise take its
+		// descriptors (pidfd_getfd) or trace it.
+		err = mem.Chmod(0o111)
 	}
 	if err == nil {
 		err = sealWrites(int(mem.Fd()))

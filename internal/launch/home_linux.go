@@ -127,8 +127,7 @@ func (c Clone) Close() {
 	c.Lock.Close()
 }
 
-// Clone returns a clone of the home's overlay for one jail or for the
-// shell's own view.
+// Clone returns a clone of the home's overlay for one jail.
 func (h *Home) Clone() (Clone, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -18,6 +18,10 @@
 //	probe kill PID       the errno of kill(PID, 0)
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
+//	probe steal-files    kill the jail's file server, and try to take the
+//	                     channel of the next one (pidfd_getfd of its fd 0,
+//	                     PTRACE_SEIZE) from its exec on: "stolen", or
+//	                     "refused N" after N tries on the whole new server
 //	probe sigqueue SIG PID  the errno of sigqueue(PID, SIG) (si_code SI_QUEUE)
 //	probe hide-exit N [T]  exit N once a child of the probe (probe tracer
 //	                       PID T) traces it (PTRACE_SEIZE); the child runs on
@@ -74,6 +78,8 @@ func main() {
 		fmt.Println(errnoName(connect(arg)))
 	case "pids":
 		pids()
+	case "steal-files":
+		stealFiles()
 	case "sigqueue":
 		var sig, pid int
 		if _, err := fmt.Sscan(arg, &sig, &pid); err != nil {
@@ -294,4 +300,60 @@ func tracer(arg string) {
 	for {
 		time.Sleep(time.Hour) // not select{}: Go would call that a deadlock
 	}
+}
+
+// filesServer is the pid of a process of the jail's file server other
+// than skip, or -1.
+func filesServer(skip int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == skip {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.HasPrefix(string(b), "wsh-jail-files\x00") {
+			return pid
+		}
+	}
+	return -1
+}
+
+// stealFiles kills the file server, waits for the next one (the shell
+// starts it at its next access) and tries to take its channel from the
+// moment it is seen: its window between exec and its own prctl is what
+// is tried.
+func stealFiles() {
+	old := filesServer(0)
+	if old < 0 {
+		fail("no file server")
+	}
+	unix.Kill(old, unix.SIGKILL)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		pid := filesServer(old)
+		if pid < 0 {
+			continue
+		}
+		pfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		tries := 0
+		for k := 0; k < 20000; k++ {
+			tries++
+			if fd, err := unix.PidfdGetfd(pfd, 0, 0); err == nil {
+				var st unix.Stat_t
+				unix.Fstat(fd, &st)
+				fmt.Printf("stolen socket=%v\n", st.Mode&unix.S_IFMT == unix.S_IFSOCK)
+				return
+			}
+			if unix.PtraceSeize(pid) == nil {
+				fmt.Println("stolen ptrace")
+				return
+			}
+		}
+		fmt.Println("refused", tries)
+		return
+	}
+	fmt.Println("no new server")
 }
