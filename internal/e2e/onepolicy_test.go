@@ -134,7 +134,8 @@ func sections(out string) map[string]string {
 // TestFileServerStoppedOrKilled: the jail's file server is a process of
 // the jail, which a command of the same uid can signal. Stopped
 // (SIGSTOP), the shell's next access does not hang: wsh lets it go on,
-// and says so once; killed, the next access starts another. Both as the
+// and says so once; killed, the next access starts another, and wsh says
+// so. Both as the
 // jail's kill sees it (/bin/kill in the jail), root and 65534.
 func TestFileServerStoppedOrKilled(t *testing.T) {
 	script := `echo a > f
@@ -152,6 +153,9 @@ echo c > f; echo "after kill $?"; read -r x < f; echo "read $x"`
 			}
 			if strings.Count(r.stderr, "wsh: a command stopped the jail's file server") != 1 {
 				t.Errorf("the stop is not said once:\n%s", r.stderr)
+			}
+			if strings.Count(r.stderr, "wsh: the jail's file server ended (it exited with status 137); another does") != 1 {
+				t.Errorf("the kill is not said once:\n%s", r.stderr)
 			}
 		})
 	}
@@ -246,5 +250,20 @@ func TestShellWriteToProtectedIsSaid(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProcessSubstitutionFIFOsUnlisted: the interpreter's FIFO directory
+// cannot be listed from the jail, so a background command cannot open
+// another process substitution's FIFO and take its output; process
+// substitution works. Root and 65534.
+func TestProcessSubstitutionFIFOsUnlisted(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv, `p=<(true); d=${p%/*}; /bin/ls "$d"; echo "ls $?"; /bin/chmod 700 "$d"; echo "chmod $?"; cat <(echo ok)`)
+			if r.stdout != "ls 2\nchmod 1\nok\n" || !strings.Contains(r.stderr, "Permission denied") {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+		})
 	}
 }

@@ -59,6 +59,10 @@ type filesConn struct {
 	pidfd atomic.Int64  // the server's pidfd (its first answer), or -1
 	said  *sync.Once    // that a command stopped it, said once a Jailer
 	warn  io.Writer
+	// closing is set when wsh ends it (close); sayEnd says once that it
+	// ended otherwise.
+	closing atomic.Bool
+	sayEnd  sync.Once
 }
 
 type fileReply struct {
@@ -149,6 +153,7 @@ func (f *files) get(write bool, dir string, prot *protection) (c *filesConn, one
 	}
 	c = f.conn
 	if c != nil && c.isEnded() {
+		f.said(c)
 		f.conn, c = nil, nil
 	}
 	if c != nil {
@@ -228,7 +233,22 @@ func (f *files) drop(c *filesConn) {
 		f.conn = nil
 	}
 	f.mu.Unlock()
+	f.said(c)
 	c.close()
+}
+
+// said says, once for each server, that it ended without wsh ending it
+// (killed by a command of its jail, say): the next access starts another.
+func (f *files) said(c *filesConn) {
+	if c.closing.Load() || !c.isEnded() {
+		return
+	}
+	c.sayEnd.Do(func() {
+		c.mu.Lock()
+		why := c.why
+		c.mu.Unlock()
+		fmt.Fprintf(f.j.warn, "wsh: the jail's file server ended (%v); another does the shell's file access\n", why)
+	})
 }
 
 // reset ends the server of session sj (made anew): the next access starts
@@ -506,6 +526,7 @@ func isStopped(pidfd int) bool {
 // close ends the server: it reads the channel's end and exits; its
 // launch is cancelled too, for a server that does not.
 func (c *filesConn) close() {
+	c.closing.CompareAndSwap(false, !c.isEnded())
 	unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	<-c.end
 	c.stop()

@@ -154,6 +154,7 @@ func (j *Jailer) Close() error {
 	if j.fifoDir == "" || j.fifoDir == noFifoDir {
 		return err
 	}
+	os.Chmod(j.fifoDir, 0o700) // listable again, to be emptied (makeFifoDir)
 	if rerr := os.RemoveAll(j.fifoDir); err == nil {
 		err = rerr
 	}
@@ -179,6 +180,14 @@ func makeFifoDir() (proto.PathID, error) {
 	}
 	dir, err := os.MkdirTemp("/dev/shm", fmt.Sprintf("%s%d-%d-", fifoPrefix, pid, start))
 	if err != nil {
+		return proto.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
+	}
+	// Not listable (-wx): the interpreter makes and opens its FIFOs by
+	// their names, which are random; a command, of this uid, cannot list
+	// the directory to open another's FIFO (a process substitution's
+	// output), nor change its mode (bound read-only in the jail).
+	if err := os.Chmod(dir, 0o300); err != nil {
+		os.Remove(dir)
 		return proto.PathID{}, fmt.Errorf("the interpreter's directory for FIFOs in /dev/shm: %w", err)
 	}
 	id, err := proto.NewPathID(dir)
@@ -226,6 +235,7 @@ func sweepFifoDirs() {
 		if now, err := startTime(pid); err == nil && now == start {
 			continue // its wsh still runs
 		}
+		os.Chmod(path, 0o700)
 		os.RemoveAll(path)
 	}
 }
