@@ -320,6 +320,9 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		stat = func(p string) (fs.FileInfo, error) { return j.statFollow(ctx, p) }
 	}
 	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // cancelled while the jail looked it up: not a lookup's answer
+	}
 	if err != nil {
 		le := err.(*lookupError)
 		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)

@@ -1313,30 +1313,6 @@ func makeLocked(dfd int, tmp, name string, make placeholder) (*os.File, error) {
 // commondirSelf is the commondir wsh makes: the gitdir itself.
 const commondirSelf = "./\n"
 
-// protected reports whether real, a resolved path, is or lies beneath a
-// protected path.
-func (p *protector) protected(real string) bool {
-	if p == nil {
-		return false
-	}
-	var pr protection
-	cs, err := p.candidates(filepath.Dir(real), &pr)
-	if err != nil || pr.err != nil {
-		return true // fail closed, as the jail does
-	}
-	for _, c := range cs {
-		q := c.path
-		if under(real, q) {
-			return true
-		}
-		// Where a protected path is a symlink, its target is protected.
-		if t, err := filepath.EvalSymlinks(q); err == nil && t != q && under(real, t) {
-			return true
-		}
-	}
-	return false
-}
-
 // DefaultProtected returns the names protected in every writable path by
 // default (docs/config.md says why each is there); WSH_PROTECT adds to
 // them. A copy: no caller can take one away.
