@@ -267,3 +267,39 @@ func TestProcessSubstitutionFIFOsUnlisted(t *testing.T) {
 		})
 	}
 }
+
+// TestFileServerStoppedAtItsStart: a command that kills the file server
+// and stops the next one as it starts, before it has said a word, does
+// not hang the shell: wsh has the server's pidfd from its session's word
+// that it started, and lets it go on. Root and 65534.
+func TestFileServerStoppedAtItsStart(t *testing.T) {
+	probe := probeBin(t)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			script := `: > out; "$PROBE" stop-files > out &
+until [ -s out ]; do [ -e /etc/hostname ]; done
+read -r w p < out; echo "$w"; [ -e /etc/passwd ] && echo "after ok"`
+			r := runWsh(t, u, workDir(t, u), append([]string{"PROBE=" + probe}, jailEnv...), script)
+			if r.status != 0 || r.stdout != "stopped\nafter ok\n" || !strings.Contains(r.stderr, "wsh: a command stopped the jail's file server") {
+				t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestWshInWshHomeNotOurs: wsh inside wsh's jail as 65534 with HOME=/root
+// (root's, which the outer jail shows as the overflow uid, 65534's own
+// number): the inner wsh's file access and commands work, as with a home
+// of its own.
+func TestWshInWshHomeNotOurs(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			script := fmt.Sprintf(`%s -c '[ -e /etc/passwd ] && echo e-ok; /bin/echo abs-ok; echo hi > g2; read -r l < g2; echo "read $l"'; echo "inner=$?"`, wshBin)
+			r := runWsh(t, u, dir, []string{"HOME=/root"}, script)
+			if want := "e-ok\nabs-ok\nread hi\ninner=0\n"; r.stdout != want {
+				t.Errorf("stdout %q, want %q\n%s", r.stdout, want, r.stderr)
+			}
+		})
+	}
+}

@@ -297,7 +297,21 @@ func accessError(ctx context.Context, name string, err error) error {
 		fmt.Fprintf(interp.HandlerCtx(ctx).Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so the shell does not open %s; the script stops\n", re.v.Message(), name)
 		return failClosed(ctx)
 	}
+	if serverFailed(ctx, err) {
+		// No answer of the jail's: not a file that is missing or refused.
+		// A script that went on would take it for one ([ -e ] false).
+		fmt.Fprintf(interp.HandlerCtx(ctx).Stderr, "wsh: %s: %v; the script stops\n", name, err)
+		return failClosed(ctx)
+	}
 	return shellError(name, err)
+}
+
+// serverFailed says that err is no answer of the jail's (an errno) but
+// the file server's failure: it could not be started, or ended twice.
+func serverFailed(ctx context.Context, err error) bool {
+	var errno syscall.Errno
+	return err != nil && ctx.Err() == nil && !errors.As(err, &errno) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // shellError is the error of an in-process operation, printed as a shell

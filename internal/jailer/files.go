@@ -294,7 +294,9 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 	args := []string{proto.FilesArg0}
 	run := func() proto.Facts {
 		if sj := c.sj; sj != nil {
-			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs})
+			// Its pidfd from its start, from the host's view: a command
+			// of the session can stop it before it says a word itself.
+			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs, Started: c.takePid})
 		}
 		// Its output is /dev/null: it writes none (a crash is said by
 		// its end), and the warning stream may be a caller's writer
@@ -307,8 +309,10 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		if pp.prot != nil {
 			j.watchProtection(pp.prot, false)
 		}
-		if out.StartErr == nil && out.Report == nil && pp.err != nil {
-			out.StartErr = pp.err
+		if pp.err != nil {
+			// The protected paths cannot all be known: the init failed
+			// its protect step on purpose; that is the reason.
+			out = proto.Facts{StartErr: pp.err}
 		}
 		return out
 	}
@@ -393,12 +397,12 @@ func (c *filesConn) read() {
 			fd = fds[0]
 		}
 		if a.ID == 0 {
-			if fd >= 0 && c.pidfd.CompareAndSwap(-1, int64(fd)) {
-				continue
+			// The server's own pidfd (its first answer): kept where the
+			// session gave none (takePid).
+			if fd >= 0 && !c.pidfd.CompareAndSwap(-1, int64(fd)) {
+				unix.Close(fd)
 			}
-			closeFDs(fds) // a second one: not what the server sends
-			c.ended()
-			return
+			continue
 		}
 		c.mu.Lock()
 		ch := c.wait[a.ID]
@@ -476,6 +480,17 @@ func (c *filesConn) do(ctx context.Context, r proto.FileRequest) (fileReply, err
 			forget()
 			return fileReply{fd: -1}, ctx.Err()
 		}
+	}
+}
+
+// takePid keeps a pidfd of the server, host pid pid, as its session said
+// it started.
+func (c *filesConn) takePid(pid int) {
+	if pid <= 0 {
+		return
+	}
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil && !c.pidfd.CompareAndSwap(-1, int64(fd)) {
+		unix.Close(fd)
 	}
 }
 

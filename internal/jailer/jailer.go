@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,13 +316,27 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 func (j *Jailer) external(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	var stat func(string) (fs.FileInfo, error)
+	var failed error // the file server's failure, not an answer
 	if _, refused := j.Refused(); j.jailedFiles() && !refused {
 		// In PATH as the jail finds it.
-		stat = func(p string) (fs.FileInfo, error) { return j.statFollow(ctx, p) }
+		stat = func(p string) (fs.FileInfo, error) {
+			fi, err := j.statFollow(ctx, p)
+			if failed == nil && serverFailed(ctx, err) {
+				failed = err
+			}
+			return fi, err
+		}
 	}
 	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return ctx.Err() // cancelled while the jail looked it up: not a lookup's answer
+	case err != nil && j.jobs.killed(hc) != 0:
+		// kill %N came while the jail looked it up.
+		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(j.jobs.killed(hc)))})
+	case failed != nil:
+		fmt.Fprintf(hc.Stderr, "wsh: %s: %v; the script stops\n", args[0], unwrapPathErr(failed))
+		return failClosed(ctx)
 	}
 	if err != nil {
 		le := err.(*lookupError)
@@ -692,6 +707,15 @@ func (j *Jailer) startNoteNow() string {
 			"copy-on-write home, not to the host's (wsh home shows it); name it in WSH_WRITABLE to write to the host's"
 	}
 	return j.startNote
+}
+
+// unwrapPathErr is err without its *os.PathError.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // hostDir is dir resolved on the host: the start directory, for the

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -949,6 +950,11 @@ func othersUnsearchable(dir string) bool {
 		var st syscall.Stat_t
 		err := syscall.Lstat(d, &st)
 		switch {
+		case err == nil && int(st.Uid) == os.Getuid() && st.Uid == overflowUID() && !initialUserNS():
+			// In a user namespace that maps this uid alone (wsh inside
+			// wsh's jail, as 65534), the owners it does not map show as
+			// the overflow uid, which is this uid too: one of them.
+			return true
 		case err == nil:
 			return int(st.Uid) != os.Getuid()
 		case err != syscall.EACCES || d == filepath.Dir(d):
@@ -1317,3 +1323,24 @@ const commondirSelf = "./\n"
 // default (docs/config.md says why each is there); WSH_PROTECT adds to
 // them. A copy: no caller can take one away.
 func DefaultProtected() []string { return append([]string(nil), defaultProtected...) }
+
+// initialUserNS says that this process is in the initial user
+// namespace, whose uid map is the whole range.
+func initialUserNS() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
+}
+
+// overflowUID is the uid the kernel shows for an owner the user namespace
+// does not map (/proc/sys/kernel/overflowuid; 65534 by default).
+func overflowUID() uint32 {
+	b, err := os.ReadFile("/proc/sys/kernel/overflowuid")
+	if err != nil {
+		return 65534
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32)
+	if err != nil {
+		return 65534
+	}
+	return uint32(n)
+}

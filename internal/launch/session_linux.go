@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -107,6 +109,10 @@ type Command struct {
 	// Signals, if set, are signals for the command's process group while
 	// it runs (an interrupt, as a terminal's Ctrl-C).
 	Signals <-chan syscall.Signal
+	// Started, if set, is called with the command's pid on the host once
+	// the init says it started (on the full rung found from its pid in
+	// the jail among the init's children; 0 if it cannot be found).
+	Started func(hostPid int)
 }
 
 // StartSession starts a session's jail from req (req.Spec.Session set,
@@ -306,7 +312,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		grace = exitGrace
 	}
 	out := proto.Facts{Rung: s.rung}
-	status, report, err := s.await(ctx, id, ch, c.KillTimeout, c.Signals)
+	status, report, err := s.await(ctx, id, ch, c.KillTimeout, c.Signals, c.Started)
 	cio.wait(grace)
 	switch {
 	case err != nil:
@@ -326,7 +332,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 // says so. A session that ends before the command started gives
 // ErrSessionLost; an init that says nothing for killTimeout (or
 // exitGrace) after the SIGKILL, ctx's error.
-func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal) (int, *proto.Report, error) {
+func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal, onStarted func(int)) (int, *proto.Report, error) {
 	done := ctx.Done()
 	var kill, giveUp <-chan time.Time
 	// grouped: a lower rung's zygote was making the command's group
@@ -348,6 +354,9 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 			grouped = true
 		case proto.MsgStarted:
 			started = true
+			if onStarted != nil {
+				onStarted(s.hostPid(int(m.Value)))
+			}
 			for _, sig := range sent {
 				s.signal(id, sig)
 			}
@@ -492,4 +501,33 @@ func (s *Session) close() error {
 		err = cerr
 	}
 	return err
+}
+
+// hostPid is the host's pid of the session's process pid: the same on a
+// lower rung (no PID namespace); on the full rung the init's child whose
+// pid in the jail (the last of NSpid) is pid, or 0.
+func (s *Session) hostPid(pid int) int {
+	if s.rung != proto.RungFull {
+		return pid
+	}
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(s.p.Pid) + "/task")
+	for _, t := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(s.p.Pid) + "/task/" + t.Name() + "/children")
+		for _, c := range strings.Fields(string(b)) {
+			st, err := os.ReadFile("/proc/" + c + "/status")
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(st), "\n") {
+				if v, ok := strings.CutPrefix(l, "NSpid:"); ok {
+					f := strings.Fields(v)
+					if len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+						h, _ := strconv.Atoi(c)
+						return h
+					}
+				}
+			}
+		}
+	}
+	return 0
 }

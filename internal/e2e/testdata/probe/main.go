@@ -18,6 +18,8 @@
 //	probe kill PID       the errno of kill(PID, 0)
 //	probe connect ADDR   the errno of a TCP connect to ADDR (host:port)
 //	probe pids           this process's pid and the pids /proc lists
+//	probe stop-files     kill the jail's file server and stop (SIGSTOP) the
+//	                     next one as soon as it is seen: "stopped PID"
 //	probe steal-files    kill the jail's file server, and try to take the
 //	                     channel of the next one (pidfd_getfd of its fd 0,
 //	                     PTRACE_SEIZE) from its exec on: "stolen", or
@@ -80,6 +82,8 @@ func main() {
 		pids()
 	case "steal-files":
 		stealFiles()
+	case "stop-files":
+		stopFiles()
 	case "sigqueue":
 		var sig, pid int
 		if _, err := fmt.Sscan(arg, &sig, &pid); err != nil {
@@ -354,6 +358,24 @@ func stealFiles() {
 		}
 		fmt.Println("refused", tries)
 		return
+	}
+	fmt.Println("no new server")
+}
+
+// stopFiles kills the file server and stops the next one the moment it
+// is seen, before it can say anything itself.
+func stopFiles() {
+	old := filesServer(0)
+	if old < 0 {
+		fail("no file server")
+	}
+	unix.Kill(old, unix.SIGKILL)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if pid := filesServer(old); pid > 0 {
+			unix.Kill(pid, unix.SIGSTOP)
+			fmt.Println("stopped", pid)
+			return
+		}
 	}
 	fmt.Println("no new server")
 }
