@@ -403,10 +403,13 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 			if err := stopped(ctx); err != nil {
 				return nil, err
 			}
+			_, stream := stdioFD(absolute(ctx, path))
 			switch {
-			case j.refusedFiles():
+			case j.refusedFiles() && !stream:
 				return nil, accessError(ctx, path, j.refusal())
-			case j.jailedFiles():
+			case j.jailedFiles() || j.refusedFiles():
+				// The shell's own streams and the devices stay in wsh
+				// (a write to a stream that is a file is the jail's).
 				return j.open(ctx, path, flag, perm)
 			case flag&os.O_CREATE == 0:
 				return hostOpen(ctx, path, flag, perm)
