@@ -208,9 +208,12 @@ type %[1]s/key; echo "t=$?"
 command -v /proc/1/exe; echo "p1=$?"
 PWD=%[2]s/lk pwd -P; echo "pw=$?"
 PATH=%[1]s:$PATH source lib.sh; echo "s=$?"
-f() { :; }; type f; command -v ls`, secret, dir)
+type -pt %[1]s/key; command -vv %[1]s/key; command builtin type %[1]s/key; builtin builtin type -p %[1]s/key
+builtin builtin command -v %[1]s/key; (PWD=%[2]s/lk; command builtin pwd -P)
+f() { :; }; type f; command -v ls
+type() { echo mine; }; type ls; unset -f type; type -- -p; echo "tp=$?"`, secret, dir)
 			r := runWsh(t, u, dir, append([]string{"WSH_HIDE=" + secret}, jailEnv...), script)
-			want := "v=1\nt=1\np1=1\npw=1\ns=1\nf is a function\n/usr/bin/ls\n"
+			want := "v=1\nt=1\np1=1\npw=1\ns=1\nf is a function\n/usr/bin/ls\nmine\ntp=1\n"
 			if r.stdout != want || strings.Contains(r.stderr, "lib.sh: Permission denied") {
 				t.Errorf("stdout %q, want %q\n%s", r.stdout, want, r.stderr)
 			}
@@ -299,6 +302,74 @@ func TestWshInWshHomeNotOurs(t *testing.T) {
 			r := runWsh(t, u, dir, []string{"HOME=/root"}, script)
 			if want := "e-ok\nabs-ok\nread hi\ninner=0\n"; r.stdout != want {
 				t.Errorf("stdout %q, want %q\n%s", r.stdout, want, r.stderr)
+			}
+		})
+	}
+}
+
+// TestEmptyPathIsMissing: an empty path (an unset variable's) is a file
+// that does not exist, as bash has it: test, a redirection, read and
+// source fail with status 1, and pwd -P with PWD empty prints the working
+// directory. The file server is not asked (it would refuse the request).
+func TestEmptyPathIsMissing(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			r := runWsh(t, u, dir, jailEnv, `test -e ""; echo "st=$?"; [ -r "" ]; echo "r=$?"; cat < ""; echo "c=$?"
+read x < ""; echo "rd=$?"; source ""; echo "s=$?"; (PWD= pwd -P)`)
+			if want := "st=1\nr=1\nc=1\nrd=1\ns=1\n" + dir + "\n"; r.status != 0 || r.stdout != want || strings.Contains(r.stderr, "file server") {
+				t.Errorf("status %d, stdout %q, want %q\n%s", r.status, r.stdout, want, r.stderr)
+			}
+		})
+	}
+}
+
+// TestFileServerKilledUnderLoad: the file server killed once while eight
+// background jobs do redirections, globs and tests: every access it was
+// doing is retried, every job runs to its end, and the script is not
+// stopped. Root and 65534.
+func TestFileServerKilledUnderLoad(t *testing.T) {
+	script := `for i in 1 2 3 4 5 6 7 8; do (n=0; while [ $n -lt 150 ]; do echo $n > f$i; read -r l < f$i; : f*; test -e f$i || echo "missing f$i"; n=$((n+1)); done; echo "done $i") & done
+for p in /proc/[0-9]*; do read -r c < $p/comm; if [ "$c" = wsh-jail-files ]; then s=${p#/proc/}; fi; done
+/bin/kill -KILL $s
+wait; echo end`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			r := runWsh(t, u, workDir(t, u), jailEnv, script)
+			if r.status != 0 || strings.Count(r.stdout, "done ") != 8 || !strings.HasSuffix(r.stdout, "end\n") ||
+				strings.Contains(r.stdout, "missing") || strings.Contains(r.stderr, "the script stops") {
+				t.Errorf("status %d\n%s%s", r.status, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestLookupsFailClosedWithoutJail: under WSH_REQUIRE_SANDBOX, where the
+// host refuses the jail, type, command -v and pwd -P do not look on the
+// host: the script stops, as at a command; ~root is left as written.
+func TestLookupsFailClosedWithoutJail(t *testing.T) {
+	for _, u := range users {
+		for _, c := range []struct{ script, name string }{
+			{"type /bin/ls; echo after", "/bin/ls"},
+			{"command -v ls; echo after", "ls"},
+			{"pwd -P; echo after", ""},
+		} {
+			t.Run(u.name+"/"+strings.Fields(c.script)[0], func(t *testing.T) {
+				dir := workDir(t, u)
+				r := runHostile(t, u, dir, []string{"WSH_REQUIRE_SANDBOX=1"}, cloneEPERM.arg, c.script)
+				name := c.name
+				if name == "" {
+					name = dir
+				}
+				if r.status != 126 || r.stdout != "" || !strings.Contains(r.stderr, "WSH_REQUIRE_SANDBOX is set, so the shell does not open "+name+"; the script stops") {
+					t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				}
+			})
+		}
+		t.Run(u.name+"/tilde", func(t *testing.T) {
+			r := runHostile(t, u, workDir(t, u), []string{"WSH_REQUIRE_SANDBOX=1"}, cloneEPERM.arg, "echo ~root")
+			if r.stdout != "~root\n" {
+				t.Errorf("~root with no jail: %q\n%s", r.stdout, r.stderr)
 			}
 		})
 	}

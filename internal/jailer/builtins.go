@@ -75,17 +75,15 @@ func (j *Jailer) renameBuiltin(hc interp.HandlerContext, args []string) []string
 	if sig := j.jobs.killed(hc); sig != 0 && !job.Internal(args) {
 		return []string{"exit", strconv.Itoa(128 + int(sig))}
 	}
-	if lookupRename(args) == "command-v" {
-		return append([]string{builtinPrefix + "command-v"}, args[1:]...)
+	if at, r := lookupRename(args, j.refusedFiles()); r != "" {
+		return append([]string{builtinPrefix + r}, args[at+1:]...)
 	}
 	i := 0
 	if (args[0] == "builtin" || args[0] == "command") && len(args) > 1 {
 		i = 1 // builtin umask, command umask
 	}
-	switch r := lookupRename(args[i:]); {
-	case r != "":
-		return append([]string{builtinPrefix + r}, args[i+1:]...)
-	case args[i] == "type" || args[i] == "source" || args[i] == "." || args[i] == "pwd":
+	switch args[i] {
+	case "type", "source", ".", "pwd":
 		return args // the interpreter's own does what the jail would
 	}
 	if builtin(args[i]) == nil || args[i] == job.StartCall || args[i] == job.EndCall {

@@ -61,8 +61,10 @@ type filesConn struct {
 	warn  io.Writer
 	// closing is set when wsh ends it (close); sayEnd says once that it
 	// ended otherwise.
-	closing atomic.Bool
-	sayEnd  sync.Once
+	closing   atomic.Bool
+	sayEnd    sync.Once
+	closeOnce sync.Once
+	shut      bool // guarded by wmu: the channel is shut down
 }
 
 type fileReply struct {
@@ -92,6 +94,9 @@ func (f *files) do(ctx context.Context, r proto.FileRequest) (*os.File, error) {
 // caller took (prot): the jail it is done in must protect what a
 // command's jail in dir would.
 func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, prot *protection) (*os.File, error) {
+	if r.Path == "" {
+		return nil, unix.ENOENT // as the kernel answers an empty path
+	}
 	write := prot != nil
 	for try := 0; ; try++ {
 		c, oneOff, err := f.get(write, dir, prot)
@@ -118,6 +123,9 @@ func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, pro
 
 // resolve is where path leads in the jail.
 func (f *files) resolve(ctx context.Context, path string) (string, error) {
+	if path == "" {
+		return "", unix.ENOENT
+	}
 	for try := 0; ; try++ {
 		c, oneOff, err := f.get(false, "", nil)
 		if err != nil {
@@ -282,6 +290,9 @@ func (f *files) close() {
 // a session is in force), or in a jail of its own on the rung in force,
 // made for dir.
 func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
+	if _, degraded := j.state.Degraded(); degraded {
+		j.warnOnce() // a script of builtins alone says the rung too
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
@@ -451,7 +462,11 @@ func (c *filesConn) do(ctx context.Context, r proto.FileRequest) (fileReply, err
 		return fileReply{fd: -1}, unix.ENAMETOOLONG
 	}
 	c.wmu.Lock()
-	err = unix.Sendmsg(c.fd, b, nil, nil, unix.MSG_NOSIGNAL)
+	if c.shut {
+		err = unix.EPIPE
+	} else {
+		err = unix.Sendmsg(c.fd, b, nil, nil, unix.MSG_NOSIGNAL)
+	}
 	c.wmu.Unlock()
 	if err != nil {
 		forget()
@@ -541,16 +556,22 @@ func isStopped(pidfd int) bool {
 // close ends the server: it reads the channel's end and exits; its
 // launch is cancelled too, for a server that does not.
 func (c *filesConn) close() {
-	c.closing.CompareAndSwap(false, !c.isEnded())
-	unix.Shutdown(c.fd, unix.SHUT_RDWR)
-	<-c.end
-	c.stop()
-	if fd := c.pidfd.Swap(-2); fd >= 0 {
-		unix.Close(int(fd))
-	}
-	c.wmu.Lock()
-	c.sock.Close()
-	c.wmu.Unlock()
+	c.closeOnce.Do(func() {
+		c.closing.CompareAndSwap(false, !c.isEnded())
+		// Under wmu, and once: after it no send uses the descriptor,
+		// whose number a later server's channel may get once it is
+		// closed.
+		c.wmu.Lock()
+		c.shut = true
+		unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		c.wmu.Unlock()
+		<-c.end
+		c.stop()
+		if fd := c.pidfd.Swap(-2); fd >= 0 {
+			unix.Close(int(fd))
+		}
+		c.sock.Close()
+	})
 }
 
 func rightsOf(oob []byte) []int {

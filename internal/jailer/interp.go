@@ -275,7 +275,7 @@ const userDB = "/etc/passwd"
 
 func (e userDBEnviron) Get(name string) expand.Variable {
 	user, ok := strings.CutPrefix(name, "HOME ")
-	if !ok || !e.j.jailedFiles() {
+	if !ok || !e.j.jailedFiles() && !e.j.refusedFiles() {
 		return e.Environ.Get(name)
 	}
 	home := "~" + user

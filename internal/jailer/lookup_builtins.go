@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/interp"
@@ -20,20 +21,58 @@ import (
 // alias, function or builtin of that name, a bare name's search of PATH
 // for type and command -v) is the interpreter's own.
 
-// lookupRename is the name wsh runs a call of one of these builtins as,
-// or "" where the interpreter's own does what the jail would.
-func lookupRename(args []string) string {
-	switch {
-	case args[0] == "type":
-		return "type"
-	case args[0] == "command" && len(args) > 2 && args[1] == "-v":
-		return "command-v"
-	case (args[0] == "source" || args[0] == ".") && len(args) > 1 && args[1] != "" && !strings.Contains(args[1], "/"):
-		return "source"
-	case args[0] == "pwd" && len(args) > 1:
-		return "pwd"
+// lookupRename is where in args the call of one of these builtins is
+// (past any builtin and command words before it), and the name wsh runs
+// it as ("" where the interpreter's own does what the jail would): type or
+// command -v with a name that has a slash, source of a name without one,
+// pwd -P; all of them where no jail may do it (refused: they fail closed
+// then, rather than look on the host). A function of the script's named
+// type, command, source or pwd is not seen for such a call.
+func lookupRename(args []string, refused bool) (int, string) {
+	i := 0
+	for i+1 < len(args) && (args[i] == "builtin" || args[i] == "command" && !strings.HasPrefix(args[i+1], "-")) {
+		i++
 	}
-	return ""
+	flags, names := splitFlags(args[i+1:])
+	slash := slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "/") })
+	switch args[i] {
+	case "type":
+		if slash || refused {
+			return i, "type"
+		}
+	case "command":
+		if strings.ContainsAny(flags, "vV") && (slash || refused) {
+			return i, "command-v"
+		}
+	case "source", ".":
+		if len(args) > i+1 && args[i+1] != "" && !strings.HasPrefix(args[i+1], "-") && !strings.Contains(args[i+1], "/") {
+			return i, "source"
+		}
+	case "pwd":
+		if strings.Contains(flags, "P") {
+			return i, "pwd"
+		}
+	}
+	return i, ""
+}
+
+// splitFlags splits a builtin's arguments as the interpreter does: the
+// letters of its options ("-pt" is p and t), up to "--" or the first
+// word that is not one, and the names after.
+func splitFlags(args []string) (flags string, names []string) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		if args[0] == "--" {
+			return flags, args[1:]
+		}
+		flags += args[0][1:]
+		args = args[1:]
+	}
+	return flags, args
+}
+
+// refusedLookup fails a lookup closed: no jail to look in.
+func (j *Jailer) refusedLookup(ctx context.Context, hc interp.HandlerContext, name string) error {
+	return accessError(ctx, name, j.refusal())
 }
 
 // jailStat is stat in the jail, for the lookups (nil: on the host).
@@ -45,24 +84,27 @@ func (j *Jailer) jailStat(ctx context.Context) func(string) (fs.FileInfo, error)
 }
 
 // typeBuiltin is type: a name with a slash is looked up in the jail; any
-// other is the interpreter's type, one name at a time.
+// other is the interpreter's type, one name at a time. -a and -f are the
+// interpreter's (it has neither).
 func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	mode, names := "", args[1:]
-	for len(names) > 0 && strings.HasPrefix(names[0], "-") && names[0] != "-" {
-		if names[0] == "--" {
-			names = names[1:]
-			break
+	flags, names := splitFlags(args[1:])
+	if j.refusedFiles() {
+		return j.refusedLookup(ctx, hc, strings.Join(names, " "))
+	}
+	mode := ""
+	for _, f := range flags {
+		switch f {
+		case 'p', 'P', 't':
+			mode = "-" + string(f)
+		default:
+			return hc.Builtin(ctx, args) // -a, -f, a bad option: its own message
 		}
-		mode, names = names[0], names[1:]
 	}
 	stat := j.jailStat(ctx)
-	if stat == nil || (mode != "" && mode != "-p" && mode != "-P" && mode != "-t") {
-		return hc.Builtin(ctx, args) // the interpreter's: its own options, and errors
-	}
 	var failed bool
 	for _, name := range names {
-		if !strings.Contains(name, "/") {
-			if err := hc.Builtin(ctx, append(optArgs("type", mode), name)); err != nil {
+		if !strings.Contains(name, "/") || stat == nil {
+			if err := hc.Builtin(ctx, append(optArgs("type", mode), "--", name)); err != nil {
 				failed = true
 			}
 			continue
@@ -70,7 +112,7 @@ func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args
 		path, err := lookPath(hc.Dir, hc.Env, name, nil, stat)
 		switch {
 		case err != nil:
-			if mode != "-t" && mode != "-p" && mode != "-P" {
+			if mode == "" {
 				fmt.Fprintf(hc.Stderr, "type: %s: not found\n", name)
 			}
 			failed = true
@@ -99,14 +141,18 @@ func optArgs(name, mode string) []string {
 // any other is the interpreter's command -v. The status is the last
 // name's.
 func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	flags, names := splitFlags(args[1:])
+	if j.refusedFiles() {
+		return j.refusedLookup(ctx, hc, strings.Join(names, " "))
+	}
 	stat := j.jailStat(ctx)
-	if stat == nil {
-		return hc.Builtin(ctx, append([]string{"command"}, args[1:]...))
+	if stat == nil || strings.Trim(flags, "v") != "" {
+		return hc.Builtin(ctx, append([]string{"command"}, args[1:]...)) // its own message
 	}
 	var last error
-	for _, name := range args[2:] {
+	for _, name := range names {
 		if !strings.Contains(name, "/") {
-			last = hc.Builtin(ctx, []string{"command", "-v", name})
+			last = hc.Builtin(ctx, []string{"command", "-v", "--", name})
 			continue
 		}
 		path, err := lookPath(hc.Dir, hc.Env, name, nil, stat)
@@ -125,6 +171,9 @@ func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []
 // bash and the interpreter do, in the working directory; the
 // interpreter's source then reads what was found, through the jail.
 func (j *Jailer) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	if j.refusedFiles() {
+		return j.refusedLookup(ctx, hc, args[1])
+	}
 	stat := j.jailStat(ctx)
 	if stat == nil {
 		return hc.Builtin(ctx, args)
@@ -150,22 +199,36 @@ func (j *Jailer) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, ar
 // the jail; else the interpreter's.
 func (j *Jailer) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	physical := false
-	for _, a := range args[1:] {
-		switch a {
-		case "-P":
+	flags, rest := splitFlags(args[1:])
+	for _, f := range flags {
+		switch f {
+		case 'P':
 			physical = true
-		case "-L":
+		case 'L':
 			physical = false
 		default:
 			return hc.Builtin(ctx, args) // its own message for a bad option
 		}
 	}
-	if !physical || !j.jailedFiles() || j.refusedFiles() {
+	if len(rest) > 0 || !physical {
 		return hc.Builtin(ctx, args)
 	}
-	real, err := j.resolveIn(ctx, hc.Env.Get("PWD").String())
+	pwd := hc.Env.Get("PWD").String()
+	if pwd == "" {
+		pwd = hc.Dir // as bash: the working directory
+	}
+	switch {
+	case j.refusedFiles():
+		return j.refusedLookup(ctx, hc, pwd)
+	case !j.jailedFiles():
+		return hc.Builtin(ctx, args)
+	}
+	real, err := j.resolveIn(ctx, pwd)
 	if err != nil {
-		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", shellError(hc.Env.Get("PWD").String(), err).(*fs.PathError).Err)
+		if serverFailed(ctx, err) {
+			return accessError(ctx, pwd, err)
+		}
+		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", shellError(pwd, err).(*fs.PathError).Err)
 		return interp.ExitStatus(1)
 	}
 	fmt.Fprintln(hc.Stdout, real)

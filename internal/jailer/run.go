@@ -27,10 +27,12 @@ type runState struct {
 
 type runKey struct{}
 
-// errFailedClosed is the error a refused command stops its interpreter
-// with (not an interp.ExitStatus, which would let the script go on);
-// StartRun's end turns it into the status.
-var errFailedClosed = errors.New("a command was refused: WSH_REQUIRE_SANDBOX is set")
+// errFailedClosed is the error a refused command, or an access of the
+// shell's with no jail to do it in, stops its interpreter with (not an
+// interp.ExitStatus, which would let the script go on); StartRun's end
+// turns it into the status. Where it is printed (a command substitution's
+// end), wsh has said why already.
+var errFailedClosed = errors.New("the script stops (wsh said why above)")
 
 // StartRun returns the context for one Run of a script, and end, which
 // is given what the Run returned once it is over and returns what the

@@ -4,6 +4,7 @@ package jailer
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -25,7 +26,9 @@ var stdioNames = map[string]int{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr"
 // symlink l, somewhere else.
 func stdioFD(path string) (int, bool) {
 	c := filepath.Clean(path)
-	if c != path {
+	if c != path && slices.Contains(strings.Split(path, "/"), "..") {
+		// "//" and "/./" are the same name to the kernel; ".." after
+		// a symlink is not.
 		return 0, false
 	}
 	if devices[c] {
