@@ -1,6 +1,8 @@
 package initproc
 
 import (
+	"errors"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -69,7 +71,7 @@ func filesMain() int {
 		if err == unix.EINTR {
 			continue
 		}
-		closeAll(rights(oob[:oobn])) // wsh sends none
+		closeAll(proto.Rights(oob[:oobn])) // wsh sends none
 		if err != nil || n == 0 {
 			return 0 // wsh closed its end
 		}
@@ -116,11 +118,7 @@ func serveFile(r proto.FileRequest) (int, syscall.Errno) {
 		}
 	}
 	if err != nil {
-		errno, ok := err.(syscall.Errno)
-		if !ok {
-			errno = unix.EIO
-		}
-		return -1, errno
+		return -1, errnoOf(err)
 	}
 	return fd, 0
 }
@@ -154,7 +152,7 @@ func realPathIn(path string, depth int) (string, syscall.Errno) {
 		return "", errno
 	}
 	next := filepath.Join(dreal, base)
-	target, err := readlink(next)
+	target, err := os.Readlink(next)
 	if err != nil {
 		return next, 0 // missing, and no symlink: what O_CREAT makes
 	}
@@ -165,20 +163,12 @@ func realPathIn(path string, depth int) (string, syscall.Errno) {
 }
 
 func readlinkFD(fd int) (string, error) {
-	return readlink("/proc/self/fd/" + strconv.Itoa(fd))
-}
-
-func readlink(path string) (string, error) {
-	buf := make([]byte, 4096)
-	n, err := unix.Readlink(path, buf)
-	if err != nil {
-		return "", err
-	}
-	return string(buf[:n]), nil
+	return os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 }
 
 func errnoOf(err error) syscall.Errno {
-	if errno, ok := err.(syscall.Errno); ok {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
 		return errno
 	}
 	return unix.EIO

@@ -109,7 +109,7 @@ func (s *server) loop() {
 		if err != nil || n == 0 {
 			return // wsh closed its end
 		}
-		fds := rights(oob[:oobn])
+		fds := proto.Rights(oob[:oobn])
 		m, err := proto.DecodeSessionMsg(buf[:n])
 		if err != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
 			closeAll(fds)
@@ -524,21 +524,6 @@ func (s *server) send(m proto.SessionMsg) error {
 			return err
 		}
 	}
-}
-
-// rights returns the descriptors an SCM_RIGHTS message carried.
-func rights(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if f, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, f...)
-		}
-	}
-	return fds
 }
 
 func closeAll(fds []int) {

@@ -20,6 +20,7 @@ import (
 
 	"wsh/internal/launch"
 	"wsh/internal/proto"
+	"wsh/internal/sweep"
 	"wsh/internal/verdict"
 )
 
@@ -395,7 +396,7 @@ func (c *filesConn) read() {
 			c.ended()
 			return
 		}
-		fds := rightsOf(oob[:oobn])
+		fds := proto.Rights(oob[:oobn])
 		a, derr := proto.DecodeFileAnswer(buf[:n])
 		if derr != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || len(fds) > 1 ||
 			len(fds) == 1 && a.Errno != 0 {
@@ -542,15 +543,12 @@ func isStopped(pidfd int) bool {
 			pid = strings.TrimSpace(v)
 		}
 	}
-	if pid == "" || pid == "-1" || pid == "0" {
-		return false
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false // gone (-1), or not in this namespace (0)
 	}
-	st, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(st), ')')
-	return i >= 0 && i+2 < len(st) && (st[i+2] == 'T' || st[i+2] == 't')
+	p, ok := sweep.Stat(n)
+	return ok && (p.State == 'T' || p.State == 't')
 }
 
 // close ends the server: it reads the channel's end and exits; its
@@ -572,20 +570,6 @@ func (c *filesConn) close() {
 		}
 		c.sock.Close()
 	})
-}
-
-func rightsOf(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if f, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, f...)
-		}
-	}
-	return fds
 }
 
 func closeFDs(fds []int) {

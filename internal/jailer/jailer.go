@@ -351,9 +351,10 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
 	}
-	j.checkShellWrites() // what a redirection wrote before it
 	err = j.run(ctx, c)
-	j.checkShellWrites() // and what its own wrote meanwhile
+	// What the shell's redirections wrote, its own and those before it,
+	// once each file is written (noteShellWrite).
+	j.checkShellWrites()
 	return interrupted(ctx, c.rc, err)
 }
 

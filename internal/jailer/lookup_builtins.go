@@ -71,7 +71,7 @@ func splitFlags(args []string) (flags string, names []string) {
 }
 
 // refusedLookup fails a lookup closed: no jail to look in.
-func (j *Jailer) refusedLookup(ctx context.Context, hc interp.HandlerContext, name string) error {
+func (j *Jailer) refusedLookup(ctx context.Context, name string) error {
 	return accessError(ctx, name, j.refusal())
 }
 
@@ -89,7 +89,7 @@ func (j *Jailer) jailStat(ctx context.Context) func(string) (fs.FileInfo, error)
 func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	flags, names := splitFlags(args[1:])
 	if j.refusedFiles() {
-		return j.refusedLookup(ctx, hc, strings.Join(names, " "))
+		return j.refusedLookup(ctx, strings.Join(names, " "))
 	}
 	mode := ""
 	for _, f := range flags {
@@ -143,7 +143,7 @@ func optArgs(name, mode string) []string {
 func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	flags, names := splitFlags(args[1:])
 	if j.refusedFiles() {
-		return j.refusedLookup(ctx, hc, strings.Join(names, " "))
+		return j.refusedLookup(ctx, strings.Join(names, " "))
 	}
 	stat := j.jailStat(ctx)
 	if stat == nil || strings.Trim(flags, "v") != "" {
@@ -172,7 +172,7 @@ func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []
 // interpreter's source then reads what was found, through the jail.
 func (j *Jailer) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	if j.refusedFiles() {
-		return j.refusedLookup(ctx, hc, args[1])
+		return j.refusedLookup(ctx, args[1])
 	}
 	stat := j.jailStat(ctx)
 	if stat == nil {
@@ -219,7 +219,7 @@ func (j *Jailer) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args 
 	}
 	switch {
 	case j.refusedFiles():
-		return j.refusedLookup(ctx, hc, pwd)
+		return j.refusedLookup(ctx, pwd)
 	case !j.jailedFiles():
 		return hc.Builtin(ctx, args)
 	}

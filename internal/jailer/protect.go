@@ -1268,11 +1268,7 @@ func makePlaceholder(path string, make placeholder) (*os.File, error) {
 	// for that one and remove it before this run holds it.
 	if err := unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE); err != nil {
 		f.Close()
-		flag := 0
-		if make == makeDir {
-			flag = unix.AT_REMOVEDIR
-		}
-		unix.Unlinkat(dfd, tmp, flag)
+		removeTmp(dfd, tmp, make)
 		return nil, err
 	}
 	return f, nil
@@ -1306,14 +1302,20 @@ func makeLocked(dfd int, tmp, name string, make placeholder) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		flag := 0
-		if make == makeDir {
-			flag = unix.AT_REMOVEDIR
-		}
-		unix.Unlinkat(dfd, tmp, flag)
+		removeTmp(dfd, tmp, make)
 		return nil, err
 	}
 	return f, nil
+}
+
+// removeTmp removes a placeholder made under its temporary name tmp
+// that is not to be put in place.
+func removeTmp(dfd int, tmp string, make placeholder) {
+	flag := 0
+	if make == makeDir {
+		flag = unix.AT_REMOVEDIR
+	}
+	unix.Unlinkat(dfd, tmp, flag)
 }
 
 // commondirSelf is the commondir wsh makes: the gitdir itself.

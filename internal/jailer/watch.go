@@ -171,8 +171,8 @@ func (j *Jailer) checkWatched() {
 
 // noteShellWrite keeps prot, the protection of dir taken before a write
 // of the shell's own redirection there, to be checked once the file is
-// written: at the start and end of each later command, at the end of the
-// Run and at Close (checkShellWrites). The open itself makes the file
+// written: at the end of each later command, at the end of the Run and
+// at Close (checkShellWrites). The open itself makes the file
 // empty, which is no change to say of a name wsh makes empty (hollow).
 // One per directory: a later write's protection there, taken after the
 // earlier one's file was made, says its later changes.
@@ -193,6 +193,10 @@ func (j *Jailer) noteShellWrite(dir string, prot *protection) {
 // changed of the protected paths (noteShellWrite).
 func (j *Jailer) checkShellWrites() {
 	j.watchMu.Lock()
+	if len(j.shellWrites) == 0 {
+		j.watchMu.Unlock()
+		return // the common case: every command pays this look
+	}
 	ps := make([]*protection, 0, len(j.shellWrites))
 	for _, p := range j.shellWrites {
 		ps = append(ps, p)

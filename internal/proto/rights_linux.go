@@ -1,0 +1,19 @@
+package proto
+
+import "golang.org/x/sys/unix"
+
+// Rights returns the descriptors the SCM_RIGHTS messages in oob carried
+// (a channel's control data, as recvmsg gave it).
+func Rights(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if f, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
+}
