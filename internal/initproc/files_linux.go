@@ -28,13 +28,20 @@ import (
 // passes on to every command (an interrupt is the shell's to take); its
 // umask is 0 (the mode a request gives has the script's umask applied).
 // It ends when wsh closes its end of the channel.
+func init() {
+	// Named in ps as what it is (exec'd as /proc/self/exe, it is "exe").
+	// PR_SET_NAME names the calling thread, and /proc/PID/comm is the
+	// main thread's: a package's init runs on it, main.main need not.
+	if len(os.Args) > 0 && os.Args[0] == proto.FilesArg0 {
+		name, _ := unix.BytePtrFromString(proto.FilesArg0)
+		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
+	}
+}
+
 func filesMain() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 1
 	}
-	// Named in ps as what it is (exec'd as /proc/self/exe, it is "exe").
-	name, _ := unix.BytePtrFromString(proto.FilesArg0)
-	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
 		syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	var st unix.Stat_t

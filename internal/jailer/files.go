@@ -235,16 +235,30 @@ func (c *filesConn) isEnded() bool {
 	}
 }
 
-// drop forgets c, if it is the current server.
+// drop forgets c, if it is the current server, whose channel ended. A
+// send can fail (the server is killed) before wsh's reader of the
+// channel saw its end and the launch said why: that is waited for, a
+// while, so that the end is said with its reason.
 func (f *files) drop(c *filesConn) {
 	f.mu.Lock()
 	if f.conn == c {
 		f.conn = nil
 	}
 	f.mu.Unlock()
+	if !c.closing.Load() {
+		t := time.NewTimer(endWait)
+		select {
+		case <-c.end:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	f.said(c)
 	c.close()
 }
+
+// endWait bounds drop's wait for a server's end to be known.
+const endWait = 2 * time.Second
 
 // said says, once for each server, that it ended without wsh ending it
 // (killed by a command of its jail, say): the next access starts another.
