@@ -351,7 +351,9 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
 	}
+	wts := takeWorktrees(hc.Dir)
 	err = j.run(ctx, c)
+	err = j.checkWorktrees(wts, err)
 	// What the shell's redirections wrote, its own and those before it,
 	// once each file is written (noteShellWrite).
 	j.checkShellWrites()
