@@ -287,9 +287,14 @@ func TestHomeConcurrentGoTest(t *testing.T) {
 
 // run is jailIn that returns the result instead of failing.
 func (h *realHome) run(t *testing.T, dir, script string) result {
+	return h.runEnv(t, dir, nil, script)
+}
+
+// runEnv is run with env added.
+func (h *realHome) runEnv(t *testing.T, dir string, env []string, script string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := wshCmd(ctx, h.u, dir, append(h.env(), jailEnv...), "-c", script)
+	cmd := wshCmd(ctx, h.u, dir, append(append(h.env(), jailEnv...), env...), "-c", script)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Run()

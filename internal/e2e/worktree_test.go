@@ -122,3 +122,140 @@ git worktree add -q inside; echo "inside $?"`)
 		})
 	}
 }
+
+// TestWorktreeBackLinkHijack: a command of one run, in a project that has
+// nothing to do with another repository's worktree in /tmp, moves that
+// worktree away, puts a symlink to its own project in its place and
+// copies its .git file: the repository's back link (its gitdir file)
+// then leads, through the symlink, to the project. A later run there
+// must not get that repository's .git writable. Root and 65534.
+func TestWorktreeBackLinkHijack(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			secret := filepath.Join(h.dir, "wt-secret")
+			proj := filepath.Join(h.dir, "wt-hijacker")
+			feature := tmpName(t, "wsh-e2e-feature-")
+			t.Cleanup(func() {
+				for _, d := range []string{secret, proj, feature, feature + ".moved"} {
+					os.RemoveAll(d)
+				}
+			})
+			mkdirOwned(t, u, secret)
+			mkdirOwned(t, u, proj)
+			h.hostGit(t, secret, "init", "-q")
+			writeOwned(t, u, filepath.Join(secret, "f"), "s\n")
+			h.hostGit(t, secret, "add", "f")
+			h.hostGit(t, secret, "commit", "-qm", "first")
+			h.hostGit(t, secret, "worktree", "add", "-q", feature)
+			h.jailIn(t, proj, `g=$(cat `+feature+`/.git) && mv `+feature+` `+feature+`.moved && ln -s "$PWD" `+feature+` && printf '%s\n' "$g" > .git`)
+			h.run(t, proj, `touch `+secret+`/.git/objects/pwned; c=$(echo evil | git commit-tree HEAD^{tree}) && git update-ref refs/heads/master $c`)
+			if _, err := os.Lstat(filepath.Join(secret, ".git", "objects", "pwned")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a later run wrote the other repository's .git: %v", err)
+			}
+			if log := h.hostGit(t, secret, "log", "--format=%s", "master"); log != "first\n" {
+				t.Errorf("the other repository's master moved: %q", log)
+			}
+		})
+	}
+}
+
+// tmpName is a fresh name in /tmp, not made.
+func tmpName(t *testing.T, prefix string) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestWorktreeCommonWhereProgramsRun: a linked worktree of a repository
+// that lies where the host runs programs from (a tool directory of the
+// home: GOBIN here) does not get that repository's .git writable (a
+// commit there could put a program in the host's path on its next
+// checkout); wsh says so with the first command. Root and 65534.
+func TestWorktreeCommonWhereProgramsRun(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			gobin := filepath.Join(h.dir, "wt-gobin")
+			t.Cleanup(func() { os.RemoveAll(gobin) })
+			os.RemoveAll(gobin)
+			mkdirOwned(t, u, gobin)
+			repo, linked := filepath.Join(gobin, "tools"), filepath.Join(h.dir, "wt-gobin-linked")
+			t.Cleanup(func() { os.RemoveAll(linked) })
+			os.RemoveAll(linked)
+			mkdirOwned(t, u, repo)
+			h.hostGit(t, repo, "init", "-q")
+			writeOwned(t, u, filepath.Join(repo, "f"), "x\n")
+			h.hostGit(t, repo, "add", "f")
+			h.hostGit(t, repo, "commit", "-qm", "first")
+			h.hostGit(t, repo, "worktree", "add", "-q", linked)
+			r := h.runEnv(t, linked, []string{"GOBIN=" + gobin}, "touch "+repo+"/.git/objects/planted; echo done")
+			if r.status != 0 || r.stdout != "done\n" {
+				t.Fatalf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "wsh: the worktree's git directory "+repo+"/.git is not writable in the jail") {
+				t.Errorf("not said that the worktree's git directory stays read-only:\n%s", r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(repo, ".git", "objects", "planted")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the repository in GOBIN was written: %v", err)
+			}
+		})
+	}
+}
+
+// TestWorktreeSubmodulesReadOnly: from a linked worktree, whose branch's
+// .gitmodules need not name the submodules other branches do, the
+// repository's modules directory is read-only as a whole: a command
+// cannot plant a submodule's gitdir (with its hooks) for the host's next
+// git submodule update --init. Root and 65534.
+func TestWorktreeSubmodulesReadOnly(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			repo, linked := worktreeRepo(t, h, "wt-modules")
+			modules := filepath.Join(repo, ".git", "modules")
+			out := h.jailIn(t, linked, "mkdir -p "+modules+"/lib/hooks 2>/dev/null || echo refused")
+			if out != "refused\n" {
+				t.Errorf("making a submodule's gitdir: %q", out)
+			}
+			if _, err := os.Lstat(filepath.Join(modules, "lib")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a submodule gitdir was planted on the host: %v", err)
+			}
+		})
+	}
+}
+
+// TestWorktreeAddAttribution: a worktree added off the host by a
+// background job, while the foreground command ran, is said once, and
+// no command's status is changed (which one added it is not known); one
+// added by a command started outside the repository (git -C) is caught
+// too. Root and 65534.
+func TestWorktreeAddAttribution(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			repo, _ := worktreeRepo(t, h, "wt-attr")
+			bg, fromTmp := filepath.Join(h.dir, "wt-attr-bg"), filepath.Join(h.dir, "wt-attr-c")
+			t.Cleanup(func() {
+				os.RemoveAll(bg)
+				os.RemoveAll(fromTmp)
+			})
+			r := h.run(t, repo, `git worktree add -q ../wt-attr-bg & sleep 3; echo "fg $?"; wait $!; echo "bg $?"
+cd /tmp && git -C `+repo+` worktree add -q `+fromTmp+`; echo "-C $?"`)
+			if r.stdout != "fg 0\nbg 0\n-C 1\n" {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			for _, p := range []string{bg, fromTmp} {
+				if n := strings.Count(r.stderr, "wsh: the worktree "+p+" that a command added is not on the host"); n != 1 {
+					t.Errorf("%s said %d times:\n%s", p, n, r.stderr)
+				}
+			}
+		})
+	}
+}

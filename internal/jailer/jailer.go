@@ -162,6 +162,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if err != nil {
 		return nil, err
 	}
+	worktreeNote := ""
+	if !cfg.NoSandbox && startWhy == "" && real[dir] != "" {
+		// Started in a linked worktree: its repository's .git too.
+		w, worktreeNote = addLinkedCommon(real[dir], w, environ)
+	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
 	// Until a jail's init hands it a listener, the proxy holds nothing.
 	if j.proxy, err = newProxy(cfg, warn); err != nil {
@@ -188,6 +193,9 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
 		j.startIsHome = strings.HasSuffix(startWhy, " is the home directory")
+	}
+	if worktreeNote != "" {
+		j.startNote = worktreeNote // said, as the start directory's, with the first command
 	}
 	var plan launch.HomePlan
 	var why string
@@ -351,7 +359,7 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
 	}
-	wts := takeWorktrees(hc.Dir)
+	wts := j.takeWorktrees(hc.Dir)
 	err = j.run(ctx, c)
 	err = j.checkWorktrees(wts, err)
 	// What the shell's redirections wrote, its own and those before it,

@@ -813,7 +813,16 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		if err := p.eachGitdir(filepath.Join(common, "modules"), &budget, func(d string) error { return addGitdir(d, depth+1) }); err != nil {
 			return err
 		}
-		if depth == 0 {
+		if depth == 0 && common != dir {
+			// A linked worktree's repository: the submodules other
+			// branches name (the main worktree's .gitmodules, say) are
+			// not known from this one, and a command could plant any of
+			// them for the host's git submodule update --init. The
+			// modules directory is read-only as a whole (made, empty,
+			// where it is missing); a worktree's submodules are set up
+			// on the host.
+			out = append(out, candidate{path: filepath.Join(common, "modules"), make: makeDir})
+		} else if depth == 0 {
 			// A submodule .gitmodules names whose gitdir is not there yet
 			// (a clone without --recurse-submodules): a command could
 			// plant it, and the host's git submodule update --init would

@@ -104,6 +104,16 @@ type runningSet struct {
 	mu  sync.Mutex
 	set map[*running]struct{}
 	fg  int // how many of them are of the foreground
+	// starts counts the commands started, ever: with the size of set,
+	// it tells whether a command ran alone from its start to its end.
+	starts uint64
+}
+
+// sample is the count of commands started and of those running now.
+func (f *runningSet) sample() (starts uint64, running int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.starts, len(f.set)
 }
 
 // start registers c's command as running.
@@ -114,6 +124,7 @@ func (f *runningSet) start(c *command) *running {
 		f.set = map[*running]struct{}{}
 	}
 	f.set[rc] = struct{}{}
+	f.starts++
 	if rc.job == "" {
 		f.fg++
 	}

@@ -8,9 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"mvdan.cc/sh/v3/interp"
+
+	"wsh/config"
 )
 
 // linkedCommon is the common git directory of the linked worktree that
@@ -23,7 +27,8 @@ import (
 //
 // The back link keeps a .git file a command wrote (gitdir: ~/.ssh) from
 // making a directory writable: it lies in C, which a jail could write
-// only where C was writable already.
+// only where C was writable already, and it must name dir's .git file as
+// it is spelled, with no symlink on the way (dir is resolved).
 func linkedCommon(dir string) string {
 	gitFile := ""
 	for top := dir; ; {
@@ -64,11 +69,14 @@ func linkedCommon(dir string) string {
 	if err != nil {
 		return ""
 	}
+	// As git wrote it (a real path): resolved, a symlink on its way
+	// that a command made (/tmp/wt -> its own project) would name the
+	// command's .git file.
 	back := strings.TrimRight(string(b), "\r\n")
 	if !filepath.IsAbs(back) {
 		back = filepath.Join(x, back)
 	}
-	if back, err = filepath.EvalSymlinks(back); err != nil || back != gitFile {
+	if filepath.Clean(back) != gitFile {
 		return ""
 	}
 	for _, n := range []string{"HEAD", "objects", "refs"} {
@@ -109,60 +117,127 @@ func gitCommon(dir string) string {
 	}
 }
 
-// worktreeNames are the linked worktrees of the repository whose working
-// tree holds dir, as a command starts there (nil: none, or no
-// repository): what checkWorktrees compares with once it ended.
+// worktreeNames are the linked worktrees of the repositories a command
+// can reach, as it starts: those whose working tree holds its directory
+// or a writable path. checkWorktrees compares them with what is there
+// once it ended.
 type worktreeNames struct {
-	common string
-	names  map[string]bool
+	names  map[string]map[string]bool // by common directory
+	starts uint64                     // the commands started, as it started
+	alone  bool                       // no other command of the Runner ran then
 }
 
-func takeWorktrees(dir string) *worktreeNames {
-	c := gitCommon(dir)
-	if c == "" {
-		return nil
+func (j *Jailer) takeWorktrees(dir string) *worktreeNames {
+	w := &worktreeNames{names: map[string]map[string]bool{}}
+	for _, d := range append([]string{dir}, j.writable...) {
+		c := gitCommon(d)
+		if c == "" || w.names[c] != nil {
+			continue
+		}
+		set := map[string]bool{}
+		ents, _ := os.ReadDir(filepath.Join(c, "worktrees"))
+		for _, e := range ents {
+			set[e.Name()] = true
+		}
+		w.names[c] = set
 	}
-	w := &worktreeNames{common: c, names: map[string]bool{}}
-	ents, _ := os.ReadDir(filepath.Join(c, "worktrees"))
-	for _, e := range ents {
-		w.names[e.Name()] = true
-	}
+	var n int
+	w.starts, n = j.running.sample()
+	w.alone = n == 1
 	return w
 }
 
-// checkWorktrees says which worktrees a command added whose working tree
-// is not on the host (git worktree add ../x, from a project under the
-// home: x lies outside the writable paths, where the jail's writes stay
-// in its copy-on-write home, and the host's git sees it prunable). Such
-// a command fails: its status 0 becomes 1, so that a script does not go
-// on in a worktree only its jail had.
+// checkWorktrees says which worktrees were added, while a command ran,
+// whose working tree is not on the host (git worktree add ../x, from a
+// project under the home: x lies outside the writable paths, where the
+// jail's writes stay in its copy-on-write home, and the host's git sees
+// it prunable), once each. A command that ran alone, and so made it, fails:
+// its status 0 becomes 1, so that a script does not go on in a worktree
+// only its jail had. Where other commands ran beside it (a background
+// job), which one made it is not known: it is said, no status changed.
 func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
-	if before == nil {
-		return err
-	}
-	wts := filepath.Join(before.common, "worktrees")
-	ents, _ := os.ReadDir(wts)
-	for _, e := range ents {
-		if before.names[e.Name()] {
-			continue
-		}
-		b, rerr := readRegular(filepath.Join(wts, e.Name(), "gitdir"), maxGitFile)
-		if rerr != nil {
-			continue
-		}
-		g := strings.TrimRight(string(b), "\r\n")
-		if !filepath.IsAbs(g) {
-			g = filepath.Join(wts, e.Name(), g)
-		}
-		tree := filepath.Dir(filepath.Clean(g))
-		if _, serr := os.Lstat(g); !errors.Is(serr, fs.ErrNotExist) {
-			continue
-		}
-		fmt.Fprintf(j.warn, "wsh: the worktree %s that a command added is not on the host: it lies outside the writable paths (%s), where the jail's writes do not reach the host, and the host's git sees it prunable (git worktree prune removes it); add it in a writable path, or name its directory in WSH_WRITABLE\n",
-			tree, strings.Join(j.writable, ", "))
-		if err == nil {
-			err = interp.ExitStatus(1)
+	starts, n := j.running.sample()
+	alone := before.alone && starts == before.starts && n == 1
+	for c, names := range before.names {
+		wts := filepath.Join(c, "worktrees")
+		ents, _ := os.ReadDir(wts)
+		for _, e := range ents {
+			if names[e.Name()] {
+				continue
+			}
+			tree, ok := offHost(filepath.Join(wts, e.Name()))
+			if !ok {
+				continue
+			}
+			if _, said := j.madeSaid.LoadOrStore("worktree:"+filepath.Join(wts, e.Name()), true); !said {
+				fmt.Fprintf(j.warn, "wsh: the worktree %s that a command added is not on the host: it lies outside the writable paths (%s), where the jail's writes do not reach the host, and the host's git sees it prunable (git worktree prune removes it); add it in a writable path, or name its directory in WSH_WRITABLE\n",
+					shown(tree), strings.Join(j.writable, ", "))
+			}
+			if alone && err == nil {
+				err = interp.ExitStatus(1)
+			}
 		}
 	}
 	return err
+}
+
+// offHost says where the worktree whose gitdir is w has its working tree
+// (the directory of the .git file its gitdir file names), when that .git
+// file is not on the host.
+func offHost(w string) (string, bool) {
+	b, err := readRegular(filepath.Join(w, "gitdir"), maxGitFile)
+	if err != nil {
+		return "", false
+	}
+	g := strings.TrimRight(string(b), "\r\n")
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(w, g)
+	}
+	g = filepath.Clean(g)
+	if _, err := os.Lstat(g); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return filepath.Dir(g), true
+}
+
+// shown is p as a message shows it: quoted where it holds what a terminal
+// would not print as it is (a newline, an escape).
+func shown(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// addLinkedCommon adds to the writable paths w the common git directory of
+// the linked worktree the start directory d (resolved) lies in
+// (linkedCommon), where it is not writable already: a commit there
+// writes in it. Only where d would be made writable (not a system
+// directory, not the home itself), and not a directory the host runs
+// programs from (a repository in ~/bin): there the commits stay in the
+// jail, and why is said.
+func addLinkedCommon(d string, w []string, environ []string) (out []string, note string) {
+	c := linkedCommon(d)
+	if c == "" {
+		return w, ""
+	}
+	for _, p := range w {
+		if under(c, p) {
+			return w, ""
+		}
+	}
+	g := newGround(environ, nil)
+	why := notWritableByDefault(c, g.home)
+	if why == "" {
+		if _, err := g.checkReal("the common git directory of the worktree", c, false); err != nil {
+			why = err.Error()
+		} else if r, err := config.CheckWritable(c); err != nil || r != c {
+			why = "it changed as wsh started"
+		}
+	}
+	if why != "" {
+		return w, "wsh: the worktree's git directory " + shown(c) + " is not writable in the jail (" + why +
+			"): a commit in it stays in the jail"
+	}
+	return append(w, c), ""
 }

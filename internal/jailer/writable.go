@@ -85,29 +85,7 @@ func writableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 			why = "" // writable all the same (it lies in /tmp, say)
 		}
 	}
-	if why == "" {
-		addLinkedCommon(d, out, notByDefault, add)
-	}
 	return out, why, nil
-}
-
-// addLinkedCommon adds the common git directory of the linked worktree
-// the start directory d lies in (linkedCommon), where it is not writable
-// already: a commit there writes in it. Not where the start directory
-// would not be (a system directory, the home itself).
-func addLinkedCommon(d string, out []string, notByDefault func(string) string, add func(string)) {
-	c := linkedCommon(d)
-	if c == "" || notByDefault(c) != "" {
-		return
-	}
-	for _, w := range out {
-		if under(c, w) {
-			return
-		}
-	}
-	if r, err := config.CheckWritable(c); err == nil && r == c {
-		add(c)
-	}
 }
 
 // notWritableByDefault says why p, a resolved directory, is not made
