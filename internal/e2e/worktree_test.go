@@ -259,3 +259,27 @@ cd /tmp && git -C `+repo+` worktree add -q `+fromTmp+`; echo "-C $?"`)
 		})
 	}
 }
+
+// TestStartBelowRepositoryTop: started in a subdirectory of a repository
+// (the repository's top is not writable), git cannot work as outside
+// (the full rung's git stops its search at the start directory's bind):
+// wsh says why, once, with the first git command, and names the way out.
+// Root and 65534.
+func TestStartBelowRepositoryTop(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			repo, _ := worktreeRepo(t, h, "wt-below")
+			sub := filepath.Join(repo, "sub")
+			mkdirOwned(t, u, sub)
+			r := h.run(t, sub, "true; git status >/dev/null 2>&1; git log >/dev/null 2>&1; true")
+			want := "wsh: the start directory " + sub + " lies in the git repository " + repo + ", which is not writable in the jail"
+			if strings.Count(r.stderr, want) != 1 {
+				t.Errorf("not said once that the repository is not writable:\n%s", r.stderr)
+			}
+			if r := h.run(t, repo, "git status >/dev/null"); strings.Contains(r.stderr, "lies in the git repository") || r.status != 0 {
+				t.Errorf("started at the repository's top: status %d\n%s", r.status, r.stderr)
+			}
+		})
+	}
+}

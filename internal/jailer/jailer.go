@@ -62,6 +62,10 @@ type Jailer struct {
 	startNote   string
 	startIsHome bool
 	startOnce   sync.Once
+	// gitNote is said once, with the first git command, when the start
+	// directory lies below the top of a repository that is not writable.
+	gitNote string
+	gitOnce sync.Once
 	madeSaid    sync.Map    // protected paths a command made, said once each
 	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
@@ -196,6 +200,9 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	}
 	if worktreeNote != "" {
 		j.startNote = worktreeNote // said, as the start directory's, with the first command
+	}
+	if startWhy == "" && worktreeNote == "" && real[dir] != "" {
+		j.gitNote = repoAboveNote(real[dir], w)
 	}
 	var plan launch.HomePlan
 	var why string
@@ -633,6 +640,9 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
+	}
+	if j.gitNote != "" && filepath.Base(c.path) == "git" {
+		j.gitOnce.Do(func() { fmt.Fprintln(j.warn, j.gitNote) })
 	}
 	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = throughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)

@@ -241,3 +241,32 @@ func addLinkedCommon(d string, w []string, environ []string) (out []string, note
 	}
 	return append(w, c), ""
 }
+
+// repoAboveNote is what to say when the start directory d (resolved) lies
+// below the top of a git repository that no writable path holds, or "":
+// in the full rung's jail, git's search for it stops at the start
+// directory's bind (a file system boundary), and on every rung what git
+// would write there would not reach the host. wsh does not make the repository writable for it: the
+// user chose the start directory.
+func repoAboveNote(d string, w []string) string {
+	if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		return "" // the top of a repository (a nested clone's, a submodule's)
+	}
+	for cur := d; ; {
+		top := filepath.Dir(cur)
+		if top == cur {
+			return ""
+		}
+		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			for _, p := range w {
+				if under(top, p) {
+					return ""
+				}
+			}
+			return "wsh: the start directory " + shown(d) + " lies in the git repository " + shown(top) +
+				", which is not writable in the jail: git cannot work there as it does outside; start wsh in " + shown(top) +
+				", or name it in WSH_WRITABLE"
+		}
+		cur = top
+	}
+}
