@@ -65,8 +65,14 @@ func (e *listenerError) Unwrap() error { return e.errno }
 // sends the listener to wsh on proto.GitFD, keeping no copy: wsh answers
 // every rename (proto.GitGroup), and the init has none to make. A listener
 // refused (EBUSY: a filter in force has one, a supervisor of the host's)
-// fails the step: without it every rename would fail (ENOSYS).
+// fails the step. Without a socket on GitFD (a caller of package launch
+// that answers no rename) the program is loaded as it is: one with the git
+// group would then fail every rename (ENOSYS), never let one through.
 func loadGitListener(prog []byte) error {
+	var st unix.Stat_t
+	if unix.Fstat(proto.GitFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return loadProgram(prog)
+	}
 	defer unix.Close(proto.GitFD)
 	fd, err := installProgram(prog, true)
 	if err != nil {
