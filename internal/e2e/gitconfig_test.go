@@ -163,3 +163,77 @@ func TestGitConfigRefusedKeys(t *testing.T) {
 		})
 	}
 }
+
+// renameCases is a python3 script that renames onto .git/config every way
+// the mediation must judge, each line "CASE: ERRNO-NAME" (or "0"). ok.lock
+// holds the host's config and one allowed key more.
+const renameCases = `import ctypes, errno, os, shutil
+libc = ctypes.CDLL(None, use_errno=True)
+def r2(old, new, flags=0, od=-100, nd=-100):
+    if libc.renameat2(od, old.encode(), nd, new.encode(), flags) == 0:
+        return "0"
+    return errno.errorcode[ctypes.get_errno()]
+def lock(name, extra="[user]\n\tname = Jail\n"):
+    shutil.copyfile(".git/config", name)
+    with open(name, "a") as f:
+        f.write(extra)
+os.symlink("config", ".git/sym.lock")
+print("symlink source:", r2(".git/sym.lock", ".git/config"))
+os.mkfifo(".git/fifo.lock")
+print("fifo source:", r2(".git/fifo.lock", ".git/config"))
+lock(".git/hard.lock"); os.link(".git/hard.lock", ".git/hard-other")
+print("hard-linked source:", r2(".git/hard.lock", ".git/config"))
+os.mkdir("sub"); lock("sub/config.lock")
+print("source in another directory:", r2("sub/config.lock", ".git/config"))
+lock(".git/x.lock")
+print("exchange:", r2(".git/x.lock", ".git/config", 2))
+print("noreplace:", r2(".git/x.lock", ".git/config", 1))
+fd = os.open("README", os.O_RDONLY)
+print("dirfd not a directory:", r2(".git/x.lock", "config", 0, -100, fd))
+print("longer than PATH_MAX:", r2(".git/x.lock", "./" * 3000 + ".git/config"))
+lock(".git/x.lock", "[core]\n\tfsmonitor = touch /x\n")
+print("code-running key:", r2(".git/x.lock", ".git/config"))
+g = os.open(".git", os.O_RDONLY | os.O_DIRECTORY)
+lock(".git/ok.lock")
+print("allowed, by directory descriptors:", r2("ok.lock", "config", 0, g, g))
+print("lock left:", os.path.exists(".git/ok.lock"))
+for n in ("sym.lock", "fifo.lock", "hard.lock", "hard-other", "x.lock"):
+    os.unlink(".git/" + n)
+shutil.rmtree("sub")
+`
+
+// TestGitConfigRenameCases: a rename onto .git/config whose source is a
+// symlink, a FIFO, a file with another link, or a file of another
+// directory is refused (EPERM) and said; RENAME_EXCHANGE is EBUSY (the
+// config is a mount point), RENAME_NOREPLACE EEXIST, a dirfd that is not
+// a directory ENOTDIR, a path longer than PATH_MAX ENAMETOOLONG, and a
+// lock file with a code-running key EPERM, each leaving the host's config
+// as it was; an allowed one named through directory descriptors is
+// written, and its source removed.
+func TestGitConfigRenameCases(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			before, _ := os.ReadFile(filepath.Join(dir, ".git/config"))
+			r := runWsh(t, u, dir, h.env(append([]string{"PY=" + renameCases}, jailEnv...)...), `python3 -c "$PY"`)
+			if r.status != 0 {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			want := "symlink source: EPERM\nfifo source: EPERM\nhard-linked source: EPERM\nsource in another directory: EPERM\n" +
+				"exchange: EBUSY\nnoreplace: EEXIST\ndirfd not a directory: ENOTDIR\nlonger than PATH_MAX: ENAMETOOLONG\n" +
+				"code-running key: EPERM\nallowed, by directory descriptors: 0\nlock left: False\n"
+			if r.stdout != want {
+				t.Errorf("in the jail:\n%s\nwant:\n%s\nstderr:\n%s", r.stdout, want, r.stderr)
+			}
+			for _, said := range []string{"is not a regular file", "has 2 links", "is not in the config's directory", "core.fsmonitor names a program"} {
+				if !strings.Contains(r.stderr, said) {
+					t.Errorf("no refusal that %q said:\n%s", said, r.stderr)
+				}
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, ".git/config"))
+			if want := string(before) + "[user]\n\tname = Jail\n"; string(after) != want {
+				t.Errorf("the host's config:\n%s\nwant:\n%s", after, want)
+			}
+		})
+	}
+}
