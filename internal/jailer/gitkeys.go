@@ -79,6 +79,15 @@ var gitProgramSections = map[string]bool{
 	"gpg": true, "pager": true, "sendemail": true,
 }
 
+// gitFixedKeys are allowed only where the host's config has none: git
+// init sets them from what it finds, and in the jail it finds the config
+// read-only (its chmod test fails: core.filemode false), so a git init
+// run again in the jail would turn the host's settings off.
+var gitFixedKeys = map[string]bool{
+	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.ignorecase": true,
+	"core.precomposeunicode": true, "core.symlinks": true, "extensions.objectformat": true,
+}
+
 // A refusedEntry is a key a new config adds or changes that may not be.
 type refusedEntry struct{ key, why string }
 
@@ -88,8 +97,10 @@ type refusedEntry struct{ key, why string }
 // fine.
 func refusedEntries(old, new []gitEntry) []refusedEntry {
 	have := map[gitEntry]int{}
+	keys := map[string]bool{}
 	for _, e := range old {
 		have[e]++
+		keys[e.key] = true
 	}
 	var out []refusedEntry
 	said := map[string]bool{}
@@ -98,7 +109,11 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 			have[e]--
 			continue
 		}
-		if why := gitKeyRefusal(e); why != "" && !said[e.key] {
+		why := gitKeyRefusal(e)
+		if why == "" && gitFixedKeys[e.key] && keys[e.key] {
+			why = "would change what the host's git found when it made the repository"
+		}
+		if why != "" && !said[e.key] {
 			said[e.key] = true
 			out = append(out, refusedEntry{e.key, why})
 		}
