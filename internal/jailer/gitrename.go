@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -45,8 +47,9 @@ const maxGitConfig = 1 << 20
 
 // A gitMediator answers the renames of one jail.
 type gitMediator struct {
-	ours    *os.File // wsh's end of the socket on which the init sends its listener
-	configs atomic.Pointer[map[devIno]string]
+	ours    *os.File                          // wsh's end of the socket on which the init sends its listener
+	configs atomic.Pointer[map[devIno]string] // read without a lock by answer
+	mu      sync.Mutex                        // one writer of configs at a time
 	warn    io.Writer
 }
 
@@ -67,7 +70,19 @@ func newGitMediator(warn io.Writer) (*gitMediator, *os.File, error) {
 // setConfigs records, of the protected paths, the repositories' configs
 // (a config or config.worktree beside a HEAD): the files wsh writes itself.
 func (m *gitMediator) setConfigs(paths []proto.PathID) {
+	m.configs.Store(&map[devIno]string{})
+	m.addConfigs(paths)
+}
+
+// addConfigs adds the repositories' configs of paths to those wsh writes
+// itself: for a path protected in place during a session.
+func (m *gitMediator) addConfigs(paths []proto.PathID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	set := map[devIno]string{}
+	if old := m.configs.Load(); old != nil {
+		maps.Copy(set, *old)
+	}
 	for _, p := range paths {
 		if !gitConfigName(filepath.Base(p.Path)) {
 			continue
