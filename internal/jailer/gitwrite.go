@@ -164,7 +164,19 @@ type gitEntry struct {
 	bare       bool
 }
 
-var hostGit = sync.OnceValues(func() (string, error) { return exec.LookPath("git") })
+// hostGit is the system's git, which wsh runs on the host to read a
+// config: a root-owned file that only root can change, in a system
+// directory, never one found on wsh's PATH (which may name a directory
+// a command can write, ./node_modules/.bin).
+var hostGit = sync.OnceValues(func() (string, error) {
+	for _, p := range []string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git"} {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Uid == 0 && st.Mode&0o022 == 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no git of the system's (/usr/bin/git, owned by root) to read it with")
+})
 
 // gitEntries is what git itself reads in a config's content (git config
 // --list, includes not followed): wsh judges the entries of git's own
