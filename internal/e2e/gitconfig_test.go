@@ -237,3 +237,25 @@ func TestGitConfigRenameCases(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigLinkedWorktree: in a linked worktree of the project (the
+// project, where the common directory is, is the start directory), git
+// config writes the common directory's config (an allowed key is there
+// after the run, on the host) and refuses a key that runs a program,
+// which the host's config then does not have.
+func TestGitConfigLinkedWorktree(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			gitHome(t, u, h.dir, dir, "worktree", "add", "-q", "wt")
+			r := runWsh(t, u, dir, h.env(jailEnv...), "cd wt && git config user.email wt@y && ! git config core.fsmonitor 'touch /x'")
+			if r.status != 0 || !strings.Contains(r.stderr, filepath.Join(dir, ".git", "config")+": core.fsmonitor names a program") {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "user.email=wt@y\n") || strings.Contains(list, "fsmonitor") {
+				t.Errorf("the host's common config:\n%s", list)
+			}
+		})
+	}
+}
