@@ -30,8 +30,9 @@ var gitAllowedKeys = map[string]bool{
 	// pull, push and fetch settings
 	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
 	"fetch.prune": true, "fetch.prunetags": true,
-	// git submodule init / absorbgitdirs (not .update: "!cmd" runs)
-	"submodule.*.url": true, "submodule.*.active": true,
+	// Not submodule.*: its url is what the host's next git submodule
+	// update clones and checks out, as .gitmodules's is, which is
+	// protected for that; its update may be "!command".
 }
 
 // gitKeyPattern is key's pattern: its subsection, if any, as "*".
@@ -47,7 +48,7 @@ func gitKeyPattern(key string) string {
 func gitKeyRefusal(e gitEntry) string {
 	p := gitKeyPattern(e.key)
 	if gitAllowedKeys[p] {
-		if (p == "remote.*.url" || p == "remote.*.pushurl" || p == "submodule.*.url") && strings.HasPrefix(strings.ToLower(e.value), "ext::") {
+		if (p == "remote.*.url" || p == "remote.*.pushurl") && strings.HasPrefix(strings.ToLower(e.value), "ext::") {
 			return "is an ext:: URL, a command git runs to reach the remote"
 		}
 		return ""

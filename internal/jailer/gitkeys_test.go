@@ -28,6 +28,7 @@ func TestGitRefusedEntries(t *testing.T) {
 		{"alias", []gitEntry{{key: "alias.st", value: "status"}}, []string{"alias.st"}},
 		{"unknown", []gitEntry{{key: "foo.bar", value: "1"}}, []string{"foo.bar"}},
 		{"ext url", []gitEntry{{key: "remote.o.url", value: "EXT::sh -c x"}}, []string{"remote.o.url"}},
+		{"submodule", []gitEntry{{key: "submodule.s.url", value: "/x"}, {key: "submodule.s.update", value: "!x"}}, []string{"submodule.s.url", "submodule.s.update"}},
 		{"filemode changed", []gitEntry{{key: "core.filemode", value: "false"}}, []string{"core.filemode"}},
 		{"symlinks added", append(slices.Clone(host), gitEntry{key: "core.symlinks", value: "false"}), nil},
 	} {
