@@ -29,8 +29,10 @@ func (m *gitMediator) mediate(listener int, req *seccompNotif, c renameCall, dir
 	}
 	pid := int(req.pid)
 	oldPath, err := readCString(pid, c.oldPtr)
-	if err != nil {
-		return unix.EPERM // the kernel could not read it either
+	if errno, ok := err.(unix.Errno); ok {
+		return errno // EFAULT, ENAMETOOLONG: as the kernel would say
+	} else if err != nil {
+		return unix.EFAULT
 	}
 	sdir, sname, err := openParent(pid, c.oldDir, oldPath)
 	if err != nil {
