@@ -259,3 +259,28 @@ func TestGitConfigLinkedWorktree(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigWshInWsh: a wsh run by a command of wsh's gets no session
+// of its own (the outer filter's listener leaves no room for its zygote's,
+// and it says so once), and its commands' writes of the outer jail's
+// protected config go to the outer wsh, which writes an allowed key and
+// refuses a code-running one: the host's config has the first only.
+func TestGitConfigWshInWsh(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			inner := "env -u WSH_REQUIRE_SANDBOX " + wshBin + ` -c "git config user.email inner@y && ! git config core.fsmonitor 'touch /x'"`
+			r := runWsh(t, u, dir, h.env(jailEnv...), inner)
+			if r.status != 0 || !strings.Contains(r.stderr, ": core.fsmonitor names a program") {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			if strings.Count(r.stderr, "no session on the landlock rung: the kernel refused its seccomp listener") != 1 {
+				t.Errorf("the inner wsh does not say once that it has no session:\n%s", r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "user.email=inner@y\n") || strings.Contains(list, "fsmonitor") {
+				t.Errorf("the host's config:\n%s", list)
+			}
+		})
+	}
+}
