@@ -269,7 +269,7 @@ func TestGitConfigWshInWsh(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			h, dir := homeRepo(t, u)
-			inner := "env -u WSH_REQUIRE_SANDBOX " + wshBin + ` -c "git config user.email inner@y && ! git config core.fsmonitor 'touch /x'"`
+			inner := "env -u WSH_REQUIRE_SANDBOX WSH_JAIL=session " + wshBin + ` -c "git config user.email inner@y && ! git config core.fsmonitor 'touch /x'"`
 			r := runWsh(t, u, dir, h.env(jailEnv...), inner)
 			if r.status != 0 || !strings.Contains(r.stderr, ": core.fsmonitor names a program") {
 				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
