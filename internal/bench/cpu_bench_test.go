@@ -195,3 +195,34 @@ func BenchmarkWshC(b *testing.B) {
 		})
 	}
 }
+
+// renameLoop renames a file 10,000 times (5,000 pairs) in python3: on the
+// full rung every rename goes to wsh (the git config group), which lets it
+// through.
+const renameLoop = `import os
+open("bench-rename-a", "w").close()
+for i in range(5000):
+    os.rename("bench-rename-a", "bench-rename-b")
+    os.rename("bench-rename-b", "bench-rename-a")
+os.unlink("bench-rename-a")`
+
+// BenchmarkRenames is renameLoop under `wsh -c` (a session) against the
+// same under `bash -c`, paired: the cost of wsh's answer to each rename,
+// beside the jail's own start.
+func BenchmarkRenames(b *testing.B) {
+	wsh := os.Getenv("BENCH_WSH_BIN")
+	if wsh == "" {
+		b.Skip("BENCH_WSH_BIN is not set: run make bench")
+	}
+	cmdOf := func(bin string, extra ...string) func() error {
+		return func() error {
+			c := exec.Command(bin, "-c", `python3 -c "$BENCH_PY"`)
+			c.Env, c.Dir = append(append([]string(nil), env...), append(extra, "BENCH_PY="+renameLoop)...), workDir
+			c.Stdout, c.Stderr = devNull, devNull
+			return c.Run()
+		}
+	}
+	b.Run("pair=wsh-session-vs-bash", func(b *testing.B) {
+		pairLoop(b, cmdOf(wsh, "WSH_JAIL=session"), cmdOf("bash"), wallTime, "ns/op")
+	})
+}

@@ -75,6 +75,7 @@ step "CPU per exec (user+sys of the whole tree, counted by a cgroup), paired (-c
 step "a Runner's start and first command, and wsh -c :, paired (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkFirstCommand$' -test.benchtime 50x -test.count "$COUNT" | tee -a "$RAW"
 "$BT" -test.run '^$' -test.bench '^BenchmarkWshC$' -test.benchtime 50x -test.count "$COUNT" | tee -a "$RAW"
+"$BT" -test.run '^$' -test.bench '^BenchmarkRenames$' -test.benchtime 5x -test.count "$COUNT" | tee -a "$RAW"
 
 step "per exec, the jail with a large heap in the calling program (-count $COUNT)"
 "$BT" -test.run '^$' -test.bench '^BenchmarkJailParentHeap$' -test.count "$COUNT" | tee -a "$RAW"

@@ -61,13 +61,40 @@ func (e *listenerError) Error() string {
 
 func (e *listenerError) Unwrap() error { return e.errno }
 
+// loadGitListener loads the full rung's program with its listener and
+// sends the listener to wsh on proto.GitFD, keeping no copy: wsh answers
+// every rename (proto.GitGroup), and the init has none to make. A listener
+// refused (EBUSY: a filter in force has one, a supervisor of the host's)
+// fails the step. Without a socket on GitFD (a caller of package launch
+// that answers no rename) the program is loaded as it is: one with the git
+// group would then fail every rename (ENOSYS), never let one through.
+func loadGitListener(prog []byte) error {
+	var st unix.Stat_t
+	if unix.Fstat(proto.GitFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return loadProgram(prog)
+	}
+	defer unix.Close(proto.GitFD)
+	fd, err := installProgram(prog, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendmsg(proto.GitFD, []byte{1}, unix.UnixRights(fd), nil, unix.MSG_NOSIGNAL); err != nil {
+		return os.NewSyscallError("sendmsg(the seccomp listener)", err)
+	}
+	return nil
+}
+
 // loadSeccomp loads the program the parent compiled. The init has no
 // compiler of its own (it is built without cgo, so without libseccomp): an
 // empty or malformed program fails the step. A lower rung's session's
 // program (proto.SessionForkGroup) is loaded with its listener, which the
 // zygote answers (st.listener).
 func loadSeccomp(st *setupState) error {
-	if !st.spec.Session || st.spec.Rung == proto.RungFull {
+	if st.spec.Rung == proto.RungFull {
+		return loadGitListener(st.spec.Filter)
+	}
+	if !st.spec.Session {
 		return loadProgram(st.spec.Filter)
 	}
 	fd, err := installProgram(st.spec.Filter, true)

@@ -429,6 +429,7 @@ func (c *command) name() string {
 type pendingProtection struct {
 	prot *protection
 	err  error
+	git  *gitMediator // the full rung's answer to renames (gitrename.go)
 }
 
 // request is the one place that turns a command into a jail request, for
@@ -436,16 +437,25 @@ type pendingProtection struct {
 func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
 	spec := proto.Spec{Writable: j.hiding.writable, Hidden: j.hiding.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
+	var gitErr error
+	var gitEnd *os.File
 	if rung != proto.RungFull {
 		// The full rung's comes with its bridge (attachProxy).
 		spec.ProxyPort = j.proxyPort(rung)
+	} else {
+		pp.git, gitEnd, gitErr = newGitMediator(j.warn)
 	}
 	return &launch.Request{
+		Git:  gitEnd,
 		Spec: spec,
 		// The protected paths cannot all be known: no jail (the init
 		// fails its protect step), rather than one that leaves some
 		// writable.
 		Protection: func() ([]byte, error) {
+			if gitErr != nil {
+				pp.err = fmt.Errorf("the git config's socket: %w", gitErr)
+				return nil, pp.err
+			}
 			prot, err := j.protector.protection(dir, rung == proto.RungFull)
 			var b []byte
 			if err == nil {
@@ -456,6 +466,9 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 				return nil, err
 			}
 			pp.prot = &prot
+			if pp.git != nil {
+				pp.git.setConfigs(prot.paths)
+			}
 			if rung != proto.RungFull {
 				prot.takeStamps()
 			}

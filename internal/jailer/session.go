@@ -38,6 +38,9 @@ type sessionJail struct {
 	hidden string
 	// pins and paths are the protection the jail was made with.
 	pins, paths map[proto.PathID]bool
+	// git, on the full rung, answers the jail's renames (gitrename.go):
+	// a config protected later is given to it with addConfigs.
+	git *gitMediator
 
 	mu      sync.Mutex
 	ended   bool // the session's jail is gone: commands get their own
@@ -131,7 +134,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 		// entry ungranted: less is reachable, never more.
 		hidden += j.grantedPrint()
 	}
-	sj := &sessionJail{s: s, rung: rung, bridge: br, dir: j.hostDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	sj := &sessionJail{s: s, rung: rung, bridge: br, git: pp.git, dir: j.hostDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
 	j.session.Store(sj)
 	return v
 }

@@ -3,7 +3,7 @@
 #include <sys/types.h>
 
 enum {
-	WSH_SPAWN_FILES = 10, // at most descriptors 0..9 of the init
+	WSH_SPAWN_FILES = 11, // at most descriptors 0..10 of the init
 	WSH_SPAWN_NCAPS = 4,
 };
 

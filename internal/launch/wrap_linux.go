@@ -53,6 +53,12 @@ type Request struct {
 	// a unix socket on which it sends its proxy listener (proto.ProxyFD).
 	// Run does not close it.
 	Proxy *os.File
+	// Git, on the full rung, is the init's end of a unix socket on which
+	// it sends its seccomp filter's listener (proto.GitFD), for wsh to
+	// answer every rename (proto.GitGroup). Run closes it once the init
+	// has it (or has failed to start): wsh's end then reads the listener,
+	// or EOF.
+	Git *os.File
 	// Signals, if set, are signals for the command while it runs (an
 	// interrupt, as a terminal's Ctrl-C): the target's process group
 	// gets each once its setup is over; one sent before is held until
@@ -133,6 +139,9 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 // the streams' copying, and the protection's write end, for
 // sendProtection.
 func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os.File, error) {
+	if req.Git != nil {
+		defer req.Git.Close()
+	}
 	exe, err := exePath()
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -148,7 +157,7 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 	// not (a session's HomeFD without a home, say): the child's table
 	// has no holes. Opened first: it never fails once the pipes are made.
 	var null *os.File
-	if session != nil && req.HomeMount == nil || req.Proxy != nil {
+	if session != nil && req.HomeMount == nil || req.Proxy != nil || req.Git != nil {
 		if null, err = os.Open(os.DevNull); err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -184,8 +193,11 @@ func start(req *Request, session *os.File) (*os.Process, *os.File, *childIO, *os
 	if session != nil {
 		at[proto.SessionFD] = session
 	}
+	if req.Git != nil {
+		at[proto.GitFD] = req.Git
+	}
 	if null != nil {
-		for fd := proto.ReportFD; fd < proto.ProxyFD; fd++ {
+		for fd := proto.ReportFD; fd < proto.GitFD; fd++ {
 			if at[fd] == nil {
 				at[fd] = null
 			}

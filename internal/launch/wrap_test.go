@@ -63,8 +63,10 @@ func jailRequest(t testing.TB, argv ...string) (*Request, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The full jail's filter: without the lower rungs' groups.
-	filter, err := seccomp.CompileFilter((&proto.Spec{Rung: proto.RungFull}).SkipGroups()...)
+	// The full jail's filter: without the lower rungs' groups, and
+	// without the git config group, whose listener only jailer answers
+	// (no Request.Git here).
+	filter, err := seccomp.CompileFilter(append((&proto.Spec{Rung: proto.RungFull}).SkipGroups(), proto.GitGroup)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,12 @@ const (
 	// with SessionGroup. clone(CLONE_PARENT) is refused: no process can
 	// make a child of the zygote's fork thread but the zygote.
 	SessionForkGroup = "session-fork"
+	// GitGroup: on the full rung only, rename, renameat and renameat2 go
+	// to wsh (SECCOMP_RET_USER_NOTIF, the listener on GitFD), which lets
+	// every one through but a rename onto a repository's config that wsh
+	// protects: that one wsh makes itself, as a write in place of the
+	// host's file, if every key it adds is on its allowlist.
+	GitGroup = "git-config"
 )
 
 // LowerRungGroups are the groups that only the rungs without namespaces

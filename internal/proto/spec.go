@@ -116,6 +116,12 @@ const ProtectFD = 5
 // and which it then closes.
 const ProxyFD = 9
 
+// GitFD is the descriptor, a unix socket, on which a jail init of the
+// full rung sends its seccomp filter's listener (SCM_RIGHTS) to wsh, and
+// which it then closes: the filter's GitGroup sends every rename to wsh,
+// which writes a protected git config itself (package jailer, gitrename).
+const GitFD = 10
+
 // specMagic starts the wire form; the last byte is its version.
 const specMagic = "wsh-spec\x09"
 
@@ -377,7 +383,8 @@ const UnixGroup = "unix"
 
 // SkipGroups are the groups a spec leaves out of the policy: the unix
 // group with AllowUnix; on the full rung, the groups of the rungs without
-// namespaces (whose namespaces do their work); on the others, with the
+// namespaces (whose namespaces do their work); on the others, the git
+// config group (no listener of wsh's there), and with the
 // host's network, both net groups; with a proxy port, the net group (the
 // net-proxy group and Landlock leave TCP to the proxy's port); otherwise
 // the net-proxy group (the net group refuses every internet socket).
@@ -386,10 +393,11 @@ func (s *Spec) SkipGroups() []string {
 	if s.AllowUnix {
 		skip = append(skip, UnixGroup)
 	}
+	if s.Rung == RungFull {
+		return append(skip, LowerRungGroups()...)
+	}
+	skip = append(skip, GitGroup) // wsh listens for renames on the full rung only
 	switch {
-	case s.Rung == RungFull:
-		skip = append(skip, LowerRungGroups()...)
-		return skip
 	case s.Session:
 		skip = append(skip, SessionGroup)
 	default:

@@ -146,6 +146,7 @@ var pairTargets = []pairTarget{
 	{"normal", "BenchmarkFirstCommand/session-vs-command", 0, "a Runner up to its first command's end"},
 	{"normal", "BenchmarkWshC/wsh-session-vs-bash", 0, "wsh -c : against bash -c :"},
 	{"normal", "BenchmarkWshC/wsh-session-vs-wsh-command", 0, "wsh -c :, a session against a jail per command"},
+	{"normal", "BenchmarkRenames/wsh-session-vs-bash", 0, "10,000 renames in python3: each goes to wsh (the git config group)"},
 	{"hostile-mode1", "landlock-vs-opted-out", 0, "the landlock rung's cost per exec"},
 	{"hostile-mode1", "landlock-vs-landlock-command", 0, "the landlock rung: a session against an init per command"},
 	{"hostile-mode1", "landlock-command-vs-bare", 0, "the landlock rung with an init per command, against a bare exec"},

@@ -1,0 +1,286 @@
+//go:build linux && cgo
+
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// gitHome runs the host's git as u in dir, unconfined, with u's home.
+func gitHome(t *testing.T, u user, home, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	if u.uid >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return string(out)
+}
+
+// homeRepo makes a repository with one commit in a new project of u's
+// home fixture, and a bare repository beside its work tree (remote.git,
+// in the project, so writable in the jail).
+func homeRepo(t *testing.T, u user) (*realHome, string) {
+	t.Helper()
+	h := userHome(t, u)
+	dir := h.newProject(t, "gitcfg")
+	gitHome(t, u, h.dir, dir, "init", "-q", "-b", "master")
+	gitHome(t, u, h.dir, dir, "add", "README")
+	gitHome(t, u, h.dir, dir, "commit", "-qm", "first")
+	gitHome(t, u, h.dir, dir, "init", "-q", "--bare", "remote.git")
+	return h, dir
+}
+
+// TestGitConfigRoutineWrites: in one run in a repository under a real
+// home, git remote add, branch -M, config user.email, push to a local bare
+// remote, branch --set-upstream-to and status all work (each exits 0, git
+// says no error), and the host's git config --list --local, read after the
+// run outside wsh, has each change: wsh wrote them into .git/config, which
+// stays protected (the hook check of TestProtectedPathsInWritableRoots).
+func TestGitConfigRoutineWrites(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			script := `set -e
+git remote add origin "$PWD/remote.git"
+git branch -M main
+git config user.email x@y
+git push -q origin main
+git branch --set-upstream-to=origin/main
+git status -sb | head -1
+`
+			r := runWsh(t, u, dir, h.env(jailEnv...), script)
+			if r.status != 0 || strings.Contains(r.stderr, "could not") || strings.Contains(r.stderr, "wsh:") {
+				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if got := lines[len(lines)-1]; got != "## main...origin/main" {
+				t.Errorf("git status -sb in the jail: %q, want main tracking origin/main, ahead 0", got)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			for _, want := range []string{"remote.origin.url=" + filepath.Join(dir, "remote.git"), "remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*",
+				"user.email=x@y", "branch.main.remote=origin", "branch.main.merge=refs/heads/main"} {
+				if !strings.Contains(list, want+"\n") {
+					t.Errorf("the host's config has no %s:\n%s", want, list)
+				}
+			}
+			if b := gitHome(t, u, h.dir, dir, "branch", "--show-current"); strings.TrimSpace(b) != "main" {
+				t.Errorf("the host's branch: %q, want main", b)
+			}
+		})
+	}
+}
+
+// refusedGitKeys are keys that name a program, or load a config, with the
+// value that would make the host's git run `touch MARK`.
+var refusedGitKeys = [][2]string{
+	{"core.fsmonitor", "touch $MARK"}, {"core.hooksPath", "$MARK.hooks"}, {"core.sshCommand", "touch $MARK"},
+	{"core.editor", "touch $MARK"}, {"core.pager", "touch $MARK"}, {"filter.x.clean", "touch $MARK"},
+	{"diff.x.textconv", "touch $MARK"}, {"alias.x", "!touch $MARK"}, {"include.path", "$MARK.cfg"},
+	{"includeIf.gitdir:/.path", "$MARK.cfg"}, {"credential.helper", "!touch $MARK"},
+	{"uploadpack.packObjectsHook", "touch $MARK"},
+}
+
+// refusedScript sets each key of refusedGitKeys in FILE four ways, each
+// line "KEY WAY: ok" or "KEY WAY: refused": git config (--worktree for
+// config.worktree), git config --file, a config.lock made by hand and
+// moved over FILE, and a direct append.
+func refusedScript(file, gitFlag string) string {
+	var b strings.Builder
+	b.WriteString(`try() { name=$1; shift; if "$@" 2>>err.log; then echo "$name: ok"; else echo "$name: refused"; fi; }
+printf '[core]\n\tfsmonitor = touch %s\n' "$MARK" > "$MARK.cfg"
+mkdir -p "$MARK.hooks" && printf '#!/bin/sh\ntouch %s\n' "$MARK" > "$MARK.hooks/post-checkout" && chmod +x "$MARK.hooks/post-checkout"
+`)
+	for _, kv := range refusedGitKeys {
+		k, v := kv[0], kv[1]
+		sec, name := k[:strings.LastIndexByte(k, '.')], k[strings.LastIndexByte(k, '.')+1:]
+		if i := strings.IndexByte(sec, '.'); i >= 0 {
+			sec = sec[:i] + ` "` + sec[i+1:] + `"`
+		}
+		b.WriteString(`try "` + k + ` git-config" git config ` + gitFlag + ` "` + k + `" "` + v + `"` + "\n")
+		b.WriteString(`try "` + k + ` git-config-file" git config --file ` + file + ` "` + k + `" "` + v + `"` + "\n")
+		entry := `printf '[` + sec + `]\n\t` + name + ` = %s\n' "` + v + `"`
+		b.WriteString(`try "` + k + ` mv" sh -c 'cp ` + file + ` ` + file + `.lock && ` + strings.ReplaceAll(entry, "'", `'"'"'`) + ` >> ` + file + `.lock && mv ` + file + `.lock ` + file + `'` + "\n")
+		b.WriteString(`try "` + k + ` append" sh -c '` + strings.ReplaceAll(entry, "'", `'"'"'`) + ` >> ` + file + `'` + "\n")
+	}
+	b.WriteString("rm -f " + file + ".lock err.log\n")
+	return b.String()
+}
+
+// TestGitConfigRefusedKeys: every key that names a program or loads a
+// config, set in .git/config (and in config.worktree, with
+// extensions.worktreeConfig) by git config, git config --file, a
+// config.lock moved over it and a direct write, is refused: the host's
+// file is byte for byte as it was, the host's next git status and
+// checkout run nothing (the marker stays absent), and wsh says each key
+// it refused. An allowed key in config.worktree is written.
+func TestGitConfigRefusedKeys(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			gitHome(t, u, h.dir, dir, "config", "extensions.worktreeConfig", "true")
+			md := workDir(t, u)
+			mark := filepath.Join(md, "planted")
+			for _, c := range []struct{ file, flag string }{{".git/config", ""}, {".git/config.worktree", "--worktree"}} {
+				before, _ := os.ReadFile(filepath.Join(dir, c.file))
+				r := runWsh(t, u, dir, h.env(append([]string{"MARK=" + mark}, jailEnv...)...), refusedScript(c.file, c.flag))
+				if r.status != 0 {
+					t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+					if !strings.HasSuffix(l, ": refused") {
+						t.Errorf("%s: %s", c.file, l)
+					}
+				}
+				if after, _ := os.ReadFile(filepath.Join(dir, c.file)); !bytes.Equal(before, after) {
+					t.Errorf("the host's %s changed:\n%s", c.file, after)
+				}
+				for _, kv := range refusedGitKeys {
+					if !strings.Contains(strings.ToLower(r.stderr), ": "+strings.ToLower(kv[0])+" ") {
+						t.Errorf("%s: no refusal of %s said:\n%s", c.file, kv[0], r.stderr)
+					}
+				}
+			}
+			hostGit(t, u, dir)
+			if _, err := os.Stat(mark); err == nil {
+				t.Errorf("the host's git ran what a command set in the jail")
+			}
+			mustRun(t, u, dir, h.env(jailEnv...), "git config --worktree user.name 'In Jail'")
+			if got := gitHome(t, u, h.dir, dir, "config", "--worktree", "user.name"); strings.TrimSpace(got) != "In Jail" {
+				t.Errorf("config.worktree's user.name on the host: %q", got)
+			}
+		})
+	}
+}
+
+// renameCases is a python3 script that renames onto .git/config every way
+// the mediation must judge, each line "CASE: ERRNO-NAME" (or "0"). ok.lock
+// holds the host's config and one allowed key more.
+const renameCases = `import ctypes, errno, os, shutil
+libc = ctypes.CDLL(None, use_errno=True)
+def r2(old, new, flags=0, od=-100, nd=-100):
+    if libc.renameat2(od, old.encode(), nd, new.encode(), flags) == 0:
+        return "0"
+    return errno.errorcode[ctypes.get_errno()]
+def lock(name, extra="[user]\n\tname = Jail\n"):
+    shutil.copyfile(".git/config", name)
+    with open(name, "a") as f:
+        f.write(extra)
+os.symlink("config", ".git/sym.lock")
+print("symlink source:", r2(".git/sym.lock", ".git/config"))
+os.mkfifo(".git/fifo.lock")
+print("fifo source:", r2(".git/fifo.lock", ".git/config"))
+lock(".git/hard.lock"); os.link(".git/hard.lock", ".git/hard-other")
+print("hard-linked source:", r2(".git/hard.lock", ".git/config"))
+os.mkdir("sub"); lock("sub/config.lock")
+print("source in another directory:", r2("sub/config.lock", ".git/config"))
+lock(".git/x.lock")
+print("exchange:", r2(".git/x.lock", ".git/config", 2))
+print("noreplace:", r2(".git/x.lock", ".git/config", 1))
+fd = os.open("README", os.O_RDONLY)
+print("dirfd not a directory:", r2(".git/x.lock", "config", 0, -100, fd))
+print("longer than PATH_MAX:", r2(".git/x.lock", "./" * 3000 + ".git/config"))
+lock(".git/x.lock", "[core]\n\tfsmonitor = touch /x\n")
+print("code-running key:", r2(".git/x.lock", ".git/config"))
+g = os.open(".git", os.O_RDONLY | os.O_DIRECTORY)
+lock(".git/ok.lock")
+print("allowed, by directory descriptors:", r2("ok.lock", "config", 0, g, g))
+print("lock left:", os.path.exists(".git/ok.lock"))
+for n in ("sym.lock", "fifo.lock", "hard.lock", "hard-other", "x.lock"):
+    os.unlink(".git/" + n)
+shutil.rmtree("sub")
+`
+
+// TestGitConfigRenameCases: a rename onto .git/config whose source is a
+// symlink, a FIFO, a file with another link, or a file of another
+// directory is refused (EPERM) and said; RENAME_EXCHANGE is EBUSY (the
+// config is a mount point), RENAME_NOREPLACE EEXIST, a dirfd that is not
+// a directory ENOTDIR, a path longer than PATH_MAX ENAMETOOLONG, and a
+// lock file with a code-running key EPERM, each leaving the host's config
+// as it was; an allowed one named through directory descriptors is
+// written, and its source removed.
+func TestGitConfigRenameCases(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			before, _ := os.ReadFile(filepath.Join(dir, ".git/config"))
+			r := runWsh(t, u, dir, h.env(append([]string{"PY=" + renameCases}, jailEnv...)...), `python3 -c "$PY"`)
+			if r.status != 0 {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			want := "symlink source: EPERM\nfifo source: EPERM\nhard-linked source: EPERM\nsource in another directory: EPERM\n" +
+				"exchange: EBUSY\nnoreplace: EEXIST\ndirfd not a directory: ENOTDIR\nlonger than PATH_MAX: ENAMETOOLONG\n" +
+				"code-running key: EPERM\nallowed, by directory descriptors: 0\nlock left: False\n"
+			if r.stdout != want {
+				t.Errorf("in the jail:\n%s\nwant:\n%s\nstderr:\n%s", r.stdout, want, r.stderr)
+			}
+			for _, said := range []string{"is not a regular file", "has 2 links", "is not in the config's directory", "core.fsmonitor names a program"} {
+				if !strings.Contains(r.stderr, said) {
+					t.Errorf("no refusal that %q said:\n%s", said, r.stderr)
+				}
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, ".git/config"))
+			if want := string(before) + "[user]\n\tname = Jail\n"; string(after) != want {
+				t.Errorf("the host's config:\n%s\nwant:\n%s", after, want)
+			}
+		})
+	}
+}
+
+// TestGitConfigLinkedWorktree: in a linked worktree of the project (the
+// project, where the common directory is, is the start directory), git
+// config writes the common directory's config (an allowed key is there
+// after the run, on the host) and refuses a key that runs a program,
+// which the host's config then does not have.
+func TestGitConfigLinkedWorktree(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			gitHome(t, u, h.dir, dir, "worktree", "add", "-q", "wt")
+			r := runWsh(t, u, dir, h.env(jailEnv...), "cd wt && git config user.email wt@y && ! git config core.fsmonitor 'touch /x'")
+			if r.status != 0 || !strings.Contains(r.stderr, filepath.Join(dir, ".git", "config")+": core.fsmonitor names a program") {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "user.email=wt@y\n") || strings.Contains(list, "fsmonitor") {
+				t.Errorf("the host's common config:\n%s", list)
+			}
+		})
+	}
+}
+
+// TestGitConfigWshInWsh: a wsh run by a command of wsh's gets no session
+// of its own (the outer filter's listener leaves no room for its zygote's,
+// and it says so once), and its commands' writes of the outer jail's
+// protected config go to the outer wsh, which writes an allowed key and
+// refuses a code-running one: the host's config has the first only.
+func TestGitConfigWshInWsh(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			inner := "env -u WSH_REQUIRE_SANDBOX WSH_JAIL=session " + wshBin + ` -c "git config user.email inner@y && ! git config core.fsmonitor 'touch /x'"`
+			r := runWsh(t, u, dir, h.env(jailEnv...), inner)
+			if r.status != 0 || !strings.Contains(r.stderr, ": core.fsmonitor names a program") {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			if strings.Count(r.stderr, "no session on the landlock rung: the kernel refused its seccomp listener") != 1 {
+				t.Errorf("the inner wsh does not say once that it has no session:\n%s", r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "user.email=inner@y\n") || strings.Contains(list, "fsmonitor") {
+				t.Errorf("the host's config:\n%s", list)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package jailer
+
+import (
+	"strings"
+)
+
+// The keys of a repository's config that a command may add or change
+// through wsh (docs/config.md says why each family is here): what routine
+// git writes, none of which names a program, a file git loads, or a
+// command the host's git would run. A pattern's "*" is any subsection.
+// Everything else is refused, said by name: an allowlist, because git
+// learns new keys that run programs, and a key missing here costs a
+// routine command, not the host.
+var gitAllowedKeys = map[string]bool{
+	// git remote add / set-url, git clone, git fetch --prune
+	"remote.*.url": true, "remote.*.pushurl": true, "remote.*.fetch": true, "remote.*.push": true,
+	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.prunetags": true, "remote.*.mirror": true,
+	"remote.*.skipdefaultupdate": true, "remote.*.skipfetchall": true,
+	// git branch --set-upstream-to, push -u, branch -M, checkout --track
+	"branch.*.remote": true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
+	"branch.*.description": true,
+	// who commits
+	"user.name": true, "user.email": true, "user.signingkey": true,
+	// git init and clone: the repository's format
+	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
+	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
+	"core.eol": true, "core.sparsecheckout": true, "core.sparsecheckoutcone": true,
+	"extensions.objectformat": true, "extensions.refstorage": true, "extensions.worktreeconfig": true,
+	"init.defaultbranch": true,
+	// pull, push and fetch settings
+	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
+	"fetch.prune": true, "fetch.prunetags": true,
+	// Not submodule.*: its url is what the host's next git submodule
+	// update clones and checks out, as .gitmodules's is, which is
+	// protected for that; its update may be "!command".
+}
+
+// gitKeyPattern is key's pattern: its subsection, if any, as "*".
+func gitKeyPattern(key string) string {
+	i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if i < 0 || i == j {
+		return key
+	}
+	return key[:i] + ".*" + key[j:]
+}
+
+// gitKeyRefusal is why an entry may not be added or changed, or "".
+func gitKeyRefusal(e gitEntry) string {
+	p := gitKeyPattern(e.key)
+	if gitAllowedKeys[p] {
+		if (p == "remote.*.url" || p == "remote.*.pushurl") && strings.HasPrefix(strings.ToLower(e.value), "ext::") {
+			return "is an ext:: URL, a command git runs to reach the remote"
+		}
+		return ""
+	}
+	section := p[:max(strings.IndexByte(p, '.'), 0)]
+	switch {
+	case section == "include" || section == "includeif":
+		return "loads another config file, which git on the host would read"
+	case gitProgramKeys[p] || gitProgramSections[section]:
+		return "names a program or command the host's git would run"
+	}
+	return "is not one of the keys wsh lets a command write (docs/config.md)"
+}
+
+// gitProgramKeys are keys outside the allowlist known to name a program,
+// for a sharper message.
+var gitProgramKeys = map[string]bool{
+	"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.editor": true,
+	"core.pager": true, "core.askpass": true, "core.gitproxy": true, "sequence.editor": true,
+	"diff.*.textconv": true, "diff.*.command": true, "merge.*.driver": true, "diff.external": true,
+	"submodule.*.update": true, "remote.*.uploadpack": true, "remote.*.receivepack": true, "remote.*.proxy": true,
+	"remote.*.vcs": true, "instaweb.httpd": true,
+}
+
+// gitProgramSections are sections whose keys name programs or commands
+// (alias: "!cmd", and any alias can pass -c options to git).
+var gitProgramSections = map[string]bool{
+	"filter": true, "credential": true, "alias": true, "uploadpack": true, "receive": true,
+	"gpg": true, "pager": true, "sendemail": true,
+}
+
+// gitFixedKeys are allowed only where the host's config has none: git
+// init sets them from what it finds, and in the jail it finds the config
+// read-only (its chmod test fails: core.filemode false), so a git init
+// run again in the jail would turn the host's settings off.
+var gitFixedKeys = map[string]bool{
+	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.ignorecase": true,
+	"core.precomposeunicode": true, "core.symlinks": true, "extensions.objectformat": true,
+}
+
+// A refusedEntry is a key a new config adds or changes that may not be.
+type refusedEntry struct{ key, why string }
+
+// refusedEntries are the entries of new that old does not have (the same
+// key and value as many times) and that are not allowed, once per key.
+// An entry the host's config has stays, whatever its key; one removed is
+// fine.
+func refusedEntries(old, new []gitEntry) []refusedEntry {
+	have := map[gitEntry]int{}
+	keys := map[string]bool{}
+	for _, e := range old {
+		have[e]++
+		keys[e.key] = true
+	}
+	var out []refusedEntry
+	said := map[string]bool{}
+	for _, e := range new {
+		if have[e] > 0 {
+			have[e]--
+			continue
+		}
+		why := gitKeyRefusal(e)
+		if why == "" && gitFixedKeys[e.key] && keys[e.key] {
+			why = "would change what the host's git found when it made the repository"
+		}
+		if why != "" && !said[e.key] {
+			said[e.key] = true
+			out = append(out, refusedEntry{e.key, why})
+		}
+	}
+	return out
+}

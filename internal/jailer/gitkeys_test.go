@@ -1,0 +1,43 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGitRefusedEntries: what a new config adds or changes is judged, not
+// what the host's already has; a key on the allowlist passes, one that
+// names a program, loads a config or is unknown is refused once; an ext::
+// URL is refused; a repository setting git init probes may be added but
+// not changed.
+func TestGitRefusedEntries(t *testing.T) {
+	host := []gitEntry{{key: "core.filemode", value: "true"}, {key: "core.editor", value: "vim"}, {key: "user.name", value: "Host"}}
+	for _, c := range []struct {
+		name string
+		new  []gitEntry
+		want []string
+	}{
+		{"unchanged", host, nil},
+		{"removed", host[:1], nil},
+		{"routine", append(slices.Clone(host), gitEntry{key: "remote.origin.url", value: "/x"}, gitEntry{key: "branch.main.merge", value: "refs/heads/main"}, gitEntry{key: "user.name", value: "Jail"}), nil},
+		{"program", append(slices.Clone(host), gitEntry{key: "core.fsmonitor", value: "x"}, gitEntry{key: "core.fsmonitor", value: "y"}), []string{"core.fsmonitor"}},
+		{"changed editor", []gitEntry{host[0], {key: "core.editor", value: "evil"}}, []string{"core.editor"}},
+		{"include", []gitEntry{{key: "include.path", value: "/x"}, {key: "includeif.gitdir:/.path", value: "/x"}}, []string{"include.path", "includeif.gitdir:/.path"}},
+		{"alias", []gitEntry{{key: "alias.st", value: "status"}}, []string{"alias.st"}},
+		{"unknown", []gitEntry{{key: "foo.bar", value: "1"}}, []string{"foo.bar"}},
+		{"ext url", []gitEntry{{key: "remote.o.url", value: "EXT::sh -c x"}}, []string{"remote.o.url"}},
+		{"submodule", []gitEntry{{key: "submodule.s.url", value: "/x"}, {key: "submodule.s.update", value: "!x"}}, []string{"submodule.s.url", "submodule.s.update"}},
+		{"filemode changed", []gitEntry{{key: "core.filemode", value: "false"}}, []string{"core.filemode"}},
+		{"symlinks added", append(slices.Clone(host), gitEntry{key: "core.symlinks", value: "false"}), nil},
+	} {
+		var got []string
+		for _, r := range refusedEntries(host, c.new) {
+			got = append(got, r.key)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: refused %v, want %v", c.name, got, c.want)
+		}
+	}
+}
