@@ -36,8 +36,10 @@ type sessionJail struct {
 	// covered them (hiddenPrint), and on the landlock rung how the
 	// directories above them stood (grantedPrint).
 	hidden string
-	// pins and paths are the protection the jail was made with.
+	// pins and paths are the protection the jail was made with, and
+	// what was bound in it since (protectInPlace); under mu.
 	pins, paths map[proto.PathID]bool
+	protectMu   sync.Mutex // one protectInPlace at a time
 
 	mu      sync.Mutex
 	ended   bool // the session's jail is gone: commands get their own
@@ -81,6 +83,12 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 			return j.probeNoSession(ctx, dir, rung)
 		}
 		req.Spec.Filter = j.sessionFilters[rung]
+	} else {
+		f, err := j.compileSplitFilter()
+		if err != nil {
+			return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+		}
+		req.Spec.Filter, req.Spec.ForkFilter = f[0], f[1]
 	}
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
@@ -276,6 +284,20 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		} else {
 			why = ownWhy
 		}
+		if sj.protectable(hidden) {
+			// Only protected paths appeared: bound read-only in the
+			// live jail, what runs in it runs on.
+			perr := j.protectInPlace(ctx, sj, &own)
+			if perr == nil && sj.stale(&prot, hidden) == "" {
+				goto run
+			}
+			if perr == nil {
+				j.sayOnce(fmt.Sprintf("wsh: commands in %s get a jail of their own: the session's jail, made for %s, does not protect %s; they do not share the session's processes and network",
+					dir, sj.dir, sj.unprotected(&prot)))
+				return out, nil, false
+			}
+			why += "; it could not be protected in the session's jail (" + perr.Error() + ")"
+		}
 		// What runs in the session's jail has its view, which a jail
 		// made now would not give: it ends with it, and a new one is
 		// made for this command and the next.
@@ -291,6 +313,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 			return out, nil, false
 		}
 	}
+run:
 	sj.mu.Lock()
 	ended := sj.ended
 	if !ended {
@@ -402,6 +425,8 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 // unprotected is a path of prot that the session's jail does not protect
 // ("" when there is none).
 func (sj *sessionJail) unprotected(prot *protection) string {
+	sj.mu.Lock()
+	defer sj.mu.Unlock()
 	for _, id := range prot.pins {
 		if !sj.pins[id] {
 			return id.Path

@@ -1,0 +1,66 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"context"
+	"time"
+
+	"wsh/internal/proto"
+)
+
+// protectable says that the session's jail can be brought up to date in
+// place, with hidden as the hidden paths are now: on the full rung, when
+// they are as the jail covers them (a hidden path that changed needs a
+// cover the live jail cannot be given without a command seeing the path
+// in between, and is renewed), only protected paths can have appeared.
+func (sj *sessionJail) protectable(hidden string) bool {
+	return sj.rung == proto.RungFull && hidden == sj.hidden
+}
+
+// protectTimeout bounds the wait for the init's answer to a Protect.
+const protectTimeout = 30 * time.Second
+
+// protectInPlace has the session's init bind read-only, in its live jail,
+// the paths of prot that it does not protect (and pin the directories
+// above them), and adds them to what sj protects. wsh made the
+// placeholders of the missing ones when it found prot, as for a jail made
+// now. Between the moment a path appeared (git init made .git/hooks) and
+// this bind, a job of the session could write there: what it wrote is
+// there before the bind, and said after the command by the watch (as a
+// write to a protected path a jail cannot keep). One at a time: a
+// concurrent command waits, and then finds its paths protected.
+func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protection) error {
+	sj.protectMu.Lock()
+	defer sj.protectMu.Unlock()
+	sj.mu.Lock()
+	var pins, paths []proto.PathID
+	for _, id := range prot.pins {
+		if !sj.pins[id] {
+			pins = append(pins, id)
+		}
+	}
+	for _, id := range prot.paths {
+		if !sj.paths[id] {
+			paths = append(paths, id)
+		}
+	}
+	sj.mu.Unlock()
+	if len(pins) == 0 && len(paths) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), protectTimeout)
+	defer cancel()
+	if err := sj.s.Protect(ctx, pins, paths); err != nil {
+		return err
+	}
+	sj.mu.Lock()
+	for _, id := range pins {
+		sj.pins[id] = true
+	}
+	for _, id := range paths {
+		sj.paths[id] = true
+	}
+	sj.mu.Unlock()
+	return nil
+}
