@@ -228,3 +228,29 @@ func TestProtectInPlaceToolDir(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectInPlaceSaysEarlierHook: what lands in a new repository's
+// hooks before wsh binds them (written in the same command as the git
+// init, as a job running meanwhile could) is there on the host, and wsh
+// says so, naming the hook; later writes are refused.
+func TestProtectInPlaceSaysEarlierHook(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			home, proj := homeProject(t, u)
+			script := `sh -c 'git init -q && printf "#!/bin/sh\n" > .git/hooks/pre-commit'
+/bin/true
+` + inPlaceWriteProbe + ".git/hooks/post-checkout\n"
+			r := runWsh(t, u, proj, append([]string{"HOME=" + home}, sessionEnv...), script)
+			if r.status != 0 || r.stdout != ".git/hooks/post-checkout EROFS\n" {
+				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			hook := filepath.Join(proj, ".git", "hooks", "pre-commit")
+			if !strings.Contains(r.stderr, "wsh: "+hook+" was written in a repository made during the run") {
+				t.Errorf("wsh did not say the hook written before the bind:\n%s", r.stderr)
+			}
+			if strings.Contains(r.stderr, ".sample") {
+				t.Errorf("wsh said git's samples:\n%s", r.stderr)
+			}
+		})
+	}
+}

@@ -4,6 +4,10 @@ package jailer
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"wsh/internal/proto"
@@ -62,5 +66,33 @@ func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *prot
 		sj.paths[id] = true
 	}
 	sj.mu.Unlock()
+	for _, id := range paths {
+		j.sayEarlyHooks(id.Path)
+	}
 	return nil
+}
+
+// sayEarlyHooks says each hook in dir, a hooks directory that appeared
+// during the run and is read-only now: git init and git clone make only
+// samples there (NAME.sample, which git never runs), so any other file
+// was written by a command of the session before wsh bound the directory
+// (in the same command as the git init, or by a job running meanwhile),
+// and the host's next git command would run it.
+func (j *Jailer) sayEarlyHooks(dir string) {
+	if filepath.Base(dir) != "hooks" {
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return // not a directory: no hooks in it
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
+			fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", p)
+		}
+	}
 }
