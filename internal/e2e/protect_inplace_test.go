@@ -254,3 +254,47 @@ func TestProtectInPlaceSaysEarlierHook(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectorThreadState reads the session's PID 1 back from a command:
+// one thread (the protector) keeps CAP_SYS_ADMIN alone, in its effective
+// and bounding sets; the thread that forks the commands (the main one,
+// tid 1) keeps nothing; every thread has no_new_privs and a filter, and
+// the main thread one more than the others (the mount calls, which a
+// command inherits: a command's mount is refused with EPERM).
+func TestProtectorThreadState(t *testing.T) {
+	const sysAdmin = "0000000000200000" // 1 << CAP_SYS_ADMIN
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			dir := workDir(t, u)
+			script := `for f in /proc/1/task/*/status; do echo "$(basename $(dirname $f)) $(awk '/^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):/ {printf "%s=%s ", $1, $2}' $f)"; done`
+			r := runWsh(t, u, dir, sessionEnv, script)
+			if r.status != 0 {
+				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			protectors := 0
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				f := strings.Fields(l)
+				if len(f) == 0 {
+					continue
+				}
+				kv := map[string]string{}
+				for _, x := range f[1:] {
+					k, v, _ := strings.Cut(x, "=")
+					kv[k] = v
+				}
+				if kv["NoNewPrivs:"] != "1" || kv["Seccomp:"] != "2" {
+					t.Errorf("thread %s of PID 1 without no_new_privs or filter: %s", f[0], l)
+				}
+				switch {
+				case f[0] == "1" && (kv["CapEff:"] != "0000000000000000" || kv["Seccomp_filters:"] != "2"):
+					t.Errorf("the fork thread: %s", l)
+				case kv["CapEff:"] == sysAdmin && kv["CapBnd:"] == sysAdmin && kv["Seccomp_filters:"] == "1":
+					protectors++
+				}
+			}
+			if protectors != 1 {
+				t.Errorf("%d threads keep CAP_SYS_ADMIN alone, want 1 (the protector):\n%s", protectors, r.stdout)
+			}
+		})
+	}
+}
