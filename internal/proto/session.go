@@ -53,7 +53,8 @@ type SessionRun struct {
 // A SessionMsg is one message: Run (ID), Signal (ID, Value the signal, sent to
 // the command's process group), Started (Value its pid in the jail),
 // Failed (Step the step that failed: StepChdir, StepStdio or StepExec, and
-// Value its errno; the command never ran), Exited (Value its status, as
+// Value its errno; the command never ran; for a Protect, StepProtect),
+// Protected (the Protect ID is done), Exited (Value its status, as
 // WaitStatus gives it), Group (Value the pid of a lower rung's fork, sent
 // before the zygote lets it make its process group, which then has that
 // number: wsh knows every group of the session before it exists).
