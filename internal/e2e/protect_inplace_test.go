@@ -257,10 +257,12 @@ func TestProtectInPlaceSaysEarlierHook(t *testing.T) {
 
 // TestProtectorThreadState reads the session's PID 1 back from a command:
 // one thread (the protector) keeps CAP_SYS_ADMIN alone, in its effective
-// and bounding sets; the thread that forks the commands (the main one,
-// tid 1) keeps nothing; every thread has no_new_privs and a filter, and
-// the main thread one more than the others (the mount calls, which a
-// command inherits: a command's mount is refused with EPERM).
+// and bounding sets; every other thread has no effective capability (the
+// Go runtime's had every one PID 1 started with); the thread that forks
+// the commands (the main one, tid 1) keeps nothing; every thread has
+// no_new_privs and a filter, and the main thread one more than the others
+// (the mount calls, which a command inherits: TestContainment reads their
+// refusal back).
 func TestProtectorThreadState(t *testing.T) {
 	const sysAdmin = "0000000000200000" // 1 << CAP_SYS_ADMIN
 	for _, u := range users {
@@ -290,6 +292,8 @@ func TestProtectorThreadState(t *testing.T) {
 					t.Errorf("the fork thread: %s", l)
 				case kv["CapEff:"] == sysAdmin && kv["CapBnd:"] == sysAdmin && kv["Seccomp_filters:"] == "1":
 					protectors++
+				case kv["CapEff:"] != "0000000000000000":
+					t.Errorf("thread %s of PID 1 has effective capabilities: %s", f[0], l)
 				}
 			}
 			if protectors != 1 {

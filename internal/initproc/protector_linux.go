@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -49,6 +51,9 @@ func startProtector(st *setupState) error {
 	if !st.spec.Session {
 		return nil
 	}
+	if err := quietThreads(); err != nil {
+		return err
+	}
 	p := &protector{st: st, reqs: make(chan protectRequest)}
 	ready := make(chan error, 1)
 	go p.run(ready)
@@ -85,10 +90,63 @@ func (p *protector) protect(pins, paths []proto.PathID) error {
 	return <-r.done
 }
 
+// quietThreads empties the effective set of every thread of PID 1 (the
+// Go runtime's, made before any drop, had every capability PID 1 started
+// with) and leaves in their permitted sets only what the two threads that
+// go on need it for: CAP_SETPCAP to drop a bounding set, CAP_SYS_ADMIN for
+// the protector's binds. It runs the same capset on each thread
+// (AllThreadsSyscall: the init is built without cgo), where each has the
+// same sets, then makes the calling thread's permitted set effective
+// again: its setup goes on (dropCapabilities empties every set of it).
+// The threads of PID 1 but the protector's then have no effective
+// capability: what runs on them (the reaper, the signal relay, timers)
+// needs none.
+func quietThreads() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var now [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &now[0]); err != nil {
+		return os.NewSyscallError("capget", err)
+	}
+	var quiet [2]unix.CapUserData
+	for _, c := range []int{unix.CAP_SETPCAP, unix.CAP_SYS_ADMIN} {
+		quiet[c/32].Permitted |= now[c/32].Permitted & (1 << (c % 32))
+	}
+	_, _, errno := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&quiet[0])), 0)
+	switch errno {
+	case 0:
+	case unix.ENOTSUP:
+		// An init linked with cgo (a program that embeds wsh is its
+		// own init; so is a package's test binary): Go cannot reach
+		// every thread there. They keep their sets, as every session's
+		// did before the protector; wsh's own init is built without cgo.
+		return nil
+	default:
+		return os.NewSyscallError("capset (every thread)", errno)
+	}
+	return raiseEffective()
+}
+
+// raiseEffective makes the calling thread's permitted set effective.
+func raiseEffective() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return os.NewSyscallError("capget", err)
+	}
+	for i := range data {
+		data[i].Effective = data[i].Permitted
+	}
+	return os.NewSyscallError("capset", unix.Capset(&hdr, &data[0]))
+}
+
 // keepOnlyCapability drops every capability of the calling thread but c:
-// the bounding set first (which needs CAP_SETPCAP), the ambient set, then
-// effective and permitted are c alone, and inheritable is empty.
+// the bounding set first (which needs CAP_SETPCAP, raised from the
+// permitted set), the ambient set, then effective and permitted are c
+// alone, and inheritable is empty.
 func keepOnlyCapability(c int) error {
+	if err := raiseEffective(); err != nil {
+		return err
+	}
 	for i := 0; ; i++ {
 		if i == c {
 			continue
