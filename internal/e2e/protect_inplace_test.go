@@ -302,3 +302,37 @@ func TestProtectorThreadState(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectInPlaceLowerRungs: on the lower rungs, which have no mounts
+// (and no server: their filter and Landlock refuse a listening socket), a
+// repository made during a run does not end the session either (it never
+// did): a job started before the git init goes on after it; the hooks stay
+// writable there, and wsh says after the command that wrote one that it
+// changed a protected path the rung cannot keep read-only.
+func TestProtectInPlaceLowerRungs(t *testing.T) {
+	for _, rung := range lowerRungs {
+		for _, u := range users {
+			t.Run(rung.name+"/"+u.name, func(t *testing.T) {
+				dir := workDir(t, u)
+				script := `sh -c 'while [ ! -e go ]; do sleep 0.01; done; echo alive > alive' &
+git init -q
+sh -c 'printf "#!/bin/sh\\n" > .git/hooks/pre-commit'; echo wrote
+touch go
+wait
+cat alive
+`
+				r := runHostile(t, u, dir, []string{"WSH_JAIL=session"}, rung.mode, script)
+				if r.status != 0 || r.stdout != "wrote\nalive\n" {
+					t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+				}
+				if strings.Contains(r.stderr, "the session's jail ends") || strings.Contains(r.stderr, "new session") {
+					t.Errorf("the session was made anew:\n%s", r.stderr)
+				}
+				hooks := filepath.Join(dir, ".git", "hooks")
+				if !strings.Contains(r.stderr, "changed "+hooks+", a protected path (the "+rung.name+" rung cannot keep it read-only)") {
+					t.Errorf("wsh did not say the hook written:\n%s", r.stderr)
+				}
+			})
+		}
+	}
+}
