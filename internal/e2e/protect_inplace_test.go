@@ -268,7 +268,16 @@ func TestProtectorThreadState(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			dir := workDir(t, u)
-			script := `for f in /proc/1/task/*/status; do echo "$(basename $(dirname $f)) $(awk '/^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):/ {printf "%s=%s ", $1, $2}' $f)"; done`
+			script := `for f in /proc/1/task/*/status; do echo "$(basename $(dirname $f)) $(awk '/^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):/ {printf "%s=%s ", $1, $2}' $f)"; done
+python3 -c 'import errno, glob, os
+for t in glob.glob("/proc/1/task/*"):
+    if "\nCapEff:\t0000000000200000\n" not in open(t + "/status").read():
+        continue
+    for what, p, fl in (("mem", "/mem", os.O_RDWR), ("fd", "/fd/8", os.O_RDONLY), ("environ", "/environ", os.O_RDONLY)):
+        try:
+            os.close(os.open(t + p, fl)); print("reach", what, "opened")
+        except OSError as e:
+            print("reach", what, errno.errorcode[e.errno])'`
 			r := runWsh(t, u, dir, sessionEnv, script)
 			if r.status != 0 {
 				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
@@ -276,7 +285,7 @@ func TestProtectorThreadState(t *testing.T) {
 			protectors := 0
 			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 				f := strings.Fields(l)
-				if len(f) == 0 {
+				if len(f) == 0 || f[0] == "reach" {
 					continue
 				}
 				kv := map[string]string{}
@@ -298,6 +307,14 @@ func TestProtectorThreadState(t *testing.T) {
 			}
 			if protectors != 1 {
 				t.Errorf("%d threads keep CAP_SYS_ADMIN alone, want 1 (the protector):\n%s", protectors, r.stdout)
+			}
+			// The protector's memory, its descriptors (the channel) and
+			// its environment are out of a command's reach: PID 1 is not
+			// dumpable, and a command has no CAP_SYS_PTRACE.
+			for _, what := range []string{"mem", "fd", "environ"} {
+				if !strings.Contains(r.stdout, "reach "+what+" EACCES\n") {
+					t.Errorf("the protector's %s is not refused with EACCES:\n%s", what, r.stdout)
+				}
 			}
 		})
 	}
