@@ -30,10 +30,10 @@ const protectTimeout = 30 * time.Second
 // above them), and adds them to what sj protects. wsh made the
 // placeholders of the missing ones when it found prot, as for a jail made
 // now. Between the moment a path appeared (git init made .git/hooks) and
-// this bind, a job of the session could write there: what it wrote is
-// there before the bind, and said after the command by the watch (as a
-// write to a protected path a jail cannot keep). One at a time: a
-// concurrent command waits, and then finds its paths protected.
+// this bind, a command of the session (the one that ran git init, or a
+// job running meanwhile) could write there: what it wrote stays, and a
+// hook among it is said once the bind is made (sayEarlyHooks). One at a
+// time: a concurrent command waits, and then finds its paths protected.
 func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protection) error {
 	sj.protectMu.Lock()
 	defer sj.protectMu.Unlock()
