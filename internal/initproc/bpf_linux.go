@@ -21,13 +21,18 @@ func loadProgram(prog []byte) error {
 // TSYNC takes only with TSYNC_ESRCH, Linux 5.7) and returns it, close on
 // exec. A refused listener is a *listenerError.
 func installProgram(prog []byte, listener bool) (int, error) {
+	return installProgramOn(prog, listener, unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// installProgramOn is installProgram with flags: TSYNC, or 0 for the
+// calling thread alone.
+func installProgramOn(prog []byte, listener bool, flags uintptr) (int, error) {
 	if err := proto.CheckFilter(prog); err != nil {
 		return -1, err
 	}
 	insns := make([]unix.SockFilter, len(prog)/int(unsafe.Sizeof(unix.SockFilter{})))
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&insns[0])), len(prog)), prog)
 	fprog := unix.SockFprog{Len: uint16(len(insns)), Filter: &insns[0]}
-	flags := uintptr(unix.SECCOMP_FILTER_FLAG_TSYNC)
 	if listener {
 		flags |= unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
@@ -91,6 +96,21 @@ func loadGitListener(prog []byte) error {
 // program (proto.SessionForkGroup) is loaded with its listener, which the
 // zygote answers (st.listener).
 func loadSeccomp(st *setupState) error {
+	if st.spec.Rung == proto.RungFull && st.protector != nil {
+		// A session's init on the full rung: the policy but the mount
+		// calls on every thread (the protector's, which binds, included),
+		// with the git group's listener sent to wsh; then the mount calls
+		// on the thread that forks the commands alone (no TSYNC): every
+		// command inherits both.
+		if err := proto.CheckFilter(st.spec.ForkFilter); err != nil {
+			return err
+		}
+		if err := loadGitListener(st.spec.Filter); err != nil {
+			return err
+		}
+		_, err := installProgramOn(st.spec.ForkFilter, false, 0)
+		return err
+	}
 	if st.spec.Rung == proto.RungFull {
 		return loadGitListener(st.spec.Filter)
 	}

@@ -191,13 +191,14 @@ type setupStep struct {
 }
 
 type setupState struct {
-	spec     *proto.Spec
-	writable []int           // detached clones of the writable paths, in spec order
-	devices  []int           // detached clones of the device nodes, in devNodes order
-	shm      int             // detached clone of spec.ShmDir, or -1
-	homeDev  uint64          // the device of the copy-on-write home, once mounted
-	pinned   map[string]bool // paths bound onto themselves (pinFD)
-	listener int             // a lower rung's session's seccomp listener (loadSeccomp), or -1
+	spec      *proto.Spec
+	writable  []int           // detached clones of the writable paths, in spec order
+	devices   []int           // detached clones of the device nodes, in devNodes order
+	shm       int             // detached clone of spec.ShmDir, or -1
+	homeDev   uint64          // the device of the copy-on-write home, once mounted
+	pinned    map[string]bool // paths bound onto themselves (pinFD)
+	listener  int             // a lower rung's session's seccomp listener (loadSeccomp), or -1
+	protector *protector      // a session's: binds what appears later (startProtector)
 }
 
 // steps is the one list that defines the order of the setup.
@@ -218,6 +219,8 @@ var steps = []setupStep{
 	{proto.StepLoopback, loopbackUp},
 	{proto.StepChdir, chdir},
 	{proto.StepDescriptors, cloexecFrom3},
+	// Before the drop: the protector's thread keeps CAP_SYS_ADMIN.
+	{proto.StepCapabilities, startProtector},
 	{proto.StepCapabilities, dropCapabilities},
 	{proto.StepNoNewPrivs, setNoNewPrivs},
 	{proto.StepLandlock, landlockScopes},

@@ -1,6 +1,7 @@
 package initproc
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"runtime"
@@ -121,6 +122,8 @@ func (s *server) loop() {
 		case proto.MsgSignal:
 			closeAll(fds)
 			s.signal(m)
+		case proto.MsgProtect:
+			s.protect(m.ID, fds)
 		default:
 			closeAll(fds)
 			return
@@ -214,6 +217,36 @@ func (s *server) run(id uint64, fds []int) {
 	case s.forked <- struct{}{}:
 	default:
 	}
+}
+
+// protect binds read-only in the jail the protected paths in the memfd
+// fds[0] (proto.EncodeProtection's pins and paths), on the protector's
+// thread, and answers Protected, or Failed with StepProtect and the errno.
+func (s *server) protect(id uint64, fds []int) {
+	defer closeAll(fds)
+	var pins, paths []proto.PathID
+	err := error(unix.EINVAL)
+	if len(fds) == 1 {
+		var b []byte
+		var aborted bool
+		if b, err = readMemfd(fds[0]); err == nil {
+			pins, paths, aborted, err = proto.ReadProtection(bytes.NewReader(b))
+		}
+		if err == nil && aborted {
+			err = unix.EINVAL
+		}
+	}
+	if err == nil && (s.st == nil || s.st.protector == nil) {
+		err = errNoProtector
+	}
+	if err == nil {
+		err = s.st.protector.protect(pins, paths)
+	}
+	if err != nil {
+		s.failed(id, proto.StepProtect, err)
+		return
+	}
+	s.send(proto.SessionMsg{Kind: proto.MsgProtected, ID: id})
 }
 
 // openDir opens the command's working directory. In the jail no symlink
@@ -427,6 +460,17 @@ func tracerOf(pid int) int {
 
 // readRun reads a SessionRun from the memfd fd.
 func readRun(fd int) (*proto.SessionRun, error) {
+	b, err := readMemfd(fd)
+	if err != nil {
+		return nil, err
+	}
+	return proto.DecodeSessionRun(b)
+}
+
+// readMemfd reads the whole of the memfd fd, of at most
+// proto.MaxSessionRun bytes, from its start (pread: wsh's write left the
+// shared offset at its end).
+func readMemfd(fd int) ([]byte, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
@@ -448,7 +492,7 @@ func readRun(fd int) (*proto.SessionRun, error) {
 		}
 		off += n
 	}
-	return proto.DecodeSessionRun(b)
+	return b, nil
 }
 
 // signal sends m's signal to the process group of the command m names, if

@@ -45,6 +45,8 @@ type Jailer struct {
 	// sessionFilters are the lower rungs' sessions' programs (their
 	// zygotes', with SessionForkGroup for SessionGroup).
 	sessionFilters map[proto.Rung][]byte
+	// splitFilter is the full rung's session's (compileSplitFilter).
+	splitFilter [2][]byte
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
@@ -294,6 +296,22 @@ func (j *Jailer) compileSessionFilter(rung proto.Rung) error {
 	}
 	j.sessionFilters[rung] = f
 	return nil
+}
+
+// compileSplitFilter compiles, once, the full rung's session's two
+// programs (seccomp.CompileSplit): for every thread of its init, and for
+// the thread that forks the commands.
+func (j *Jailer) compileSplitFilter() ([2][]byte, error) {
+	if j.splitFilter[0] != nil {
+		return j.splitFilter, nil
+	}
+	spec := proto.Spec{AllowUnix: j.allowUnix(proto.RungFull), Rung: proto.RungFull, HostNetwork: j.HostNetwork(), Session: true}
+	threads, fork, err := seccomp.CompileSplit(spec.SkipGroups()...)
+	if err != nil {
+		return j.splitFilter, err
+	}
+	j.splitFilter = [2][]byte{threads, fork}
+	return j.splitFilter, nil
 }
 
 func (j *Jailer) compile(rung proto.Rung, session bool) ([]byte, error) {

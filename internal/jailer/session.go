@@ -36,11 +36,13 @@ type sessionJail struct {
 	// covered them (hiddenPrint), and on the landlock rung how the
 	// directories above them stood (grantedPrint).
 	hidden string
-	// pins and paths are the protection the jail was made with.
+	// pins and paths are the protection the jail was made with, and
+	// what was bound in it since (protectInPlace); under mu.
 	pins, paths map[proto.PathID]bool
 	// git, on the full rung, answers the jail's renames (gitrename.go):
 	// a config protected later is given to it with addConfigs.
-	git *gitMediator
+	git       *gitMediator
+	protectMu sync.Mutex // one protectInPlace at a time
 
 	mu      sync.Mutex
 	ended   bool // the session's jail is gone: commands get their own
@@ -84,6 +86,12 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 			return j.probeNoSession(ctx, dir, rung)
 		}
 		req.Spec.Filter = j.sessionFilters[rung]
+	} else {
+		f, err := j.compileSplitFilter()
+		if err != nil {
+			return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+		}
+		req.Spec.Filter, req.Spec.ForkFilter = f[0], f[1]
 	}
 	done := j.attachHome(req)
 	br, err := j.attachProxy(req)
@@ -259,40 +267,12 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	if !good {
 		return out, interp.ExitStatus(126), true
 	}
-	hidden := j.sessionPrint(sj.rung)
-	if why := sj.stale(&prot, hidden); why != "" {
-		// Stale for the session's own directory (a hidden path changed,
-		// a repository or a protected path appeared there), or only for
-		// this command's, which works elsewhere?
-		own := prot
-		if dir != sj.dir {
-			if own, good = protectionOf(sj.dir); !good {
-				return out, interp.ExitStatus(126), true
-			}
-		}
-		if ownWhy := sj.stale(&own, hidden); ownWhy == "" {
-			// Elsewhere: the session's jail is what it was made to be,
-			// and this command gets what a jail per command gives it.
-			j.sayOnce(fmt.Sprintf("wsh: commands in %s get a jail of their own: the session's jail, made for %s, does not protect %s; they do not share the session's processes and network",
-				dir, sj.dir, sj.unprotected(&prot)))
-			return out, nil, false
-		} else {
-			why = ownWhy
-		}
-		// What runs in the session's jail has its view, which a jail
-		// made now would not give: it ends with it, and a new one is
-		// made for this command and the next.
-		if sj = j.renewSession(sj, why); sj == nil {
-			return out, nil, false
-		}
-		if prot, good = protectionOf(dir); !good {
-			return out, interp.ExitStatus(126), true
-		}
-		if why := sj.stale(&prot, j.sessionPrint(sj.rung)); why != "" {
-			// Changing as fast as sessions are made: this one gets a
-			// jail of its own.
-			return out, nil, false
-		}
+	sj, choice := j.sessionFor(ctx, sj, dir, &prot, protectionOf)
+	switch choice {
+	case ownJail:
+		return out, nil, false
+	case refused:
+		return out, interp.ExitStatus(126), true
 	}
 	sj.mu.Lock()
 	ended := sj.ended
@@ -353,6 +333,71 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 	return facts, nil, true
 }
 
+// What sessionFor decided for a command.
+const (
+	inSession = iota // it runs in the session returned
+	ownJail          // it gets a jail of its own
+	refused          // it does not run (126): said
+)
+
+// sessionFor brings the session's jail up to date for a command that
+// works in dir with the protection prot, when it is stale: it binds the
+// protected paths that appeared in the live jail (protectInPlace), or,
+// when that cannot be done, ends it and makes another (renewSession),
+// whose protection for dir it puts in prot. protectionOf finds a
+// directory's protection, and says why it cannot.
+func (j *Jailer) sessionFor(ctx context.Context, sj *sessionJail, dir string, prot *protection, protectionOf func(string) (protection, bool)) (*sessionJail, int) {
+	hidden := j.sessionPrint(sj.rung)
+	why := sj.stale(prot, hidden)
+	if why == "" {
+		return sj, inSession
+	}
+	// Stale for the session's own directory (a hidden path changed,
+	// a repository or a protected path appeared there), or only for
+	// this command's, which works elsewhere?
+	own, good := *prot, true
+	if dir != sj.dir {
+		if own, good = protectionOf(sj.dir); !good {
+			return sj, refused
+		}
+	}
+	ownWhy := sj.stale(&own, hidden)
+	if ownWhy != "" && sj.protectable(hidden) {
+		// Only protected paths appeared: bound read-only in the live
+		// jail, what runs in it runs on.
+		if err := j.protectInPlace(ctx, sj, &own); err != nil {
+			ownWhy += "; it could not be protected in the session's jail (" + err.Error() + ")"
+		} else {
+			ownWhy = ""
+			if sj.stale(prot, hidden) == "" {
+				return sj, inSession
+			}
+		}
+	}
+	if ownWhy == "" {
+		// Elsewhere: the session's jail is what it was made to be,
+		// and this command gets what a jail per command gives it.
+		j.sayOnce(fmt.Sprintf("wsh: commands in %s get a jail of their own: the session's jail, made for %s, does not protect %s; they do not share the session's processes and network",
+			dir, sj.dir, sj.unprotected(prot)))
+		return sj, ownJail
+	}
+	// What runs in the session's jail has its view, which a jail
+	// made now would not give: it ends with it, and a new one is
+	// made for this command and the next.
+	if sj = j.renewSession(sj, ownWhy); sj == nil {
+		return nil, ownJail
+	}
+	if *prot, good = protectionOf(dir); !good {
+		return sj, refused
+	}
+	if why := sj.stale(prot, j.sessionPrint(sj.rung)); why != "" {
+		// Changing as fast as sessions are made: this one gets a
+		// jail of its own.
+		return sj, ownJail
+	}
+	return sj, inSession
+}
+
 // done is a command's end in sj: a retired session's last closes it.
 func (sj *sessionJail) done() {
 	sj.mu.Lock()
@@ -405,6 +450,8 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 // unprotected is a path of prot that the session's jail does not protect
 // ("" when there is none).
 func (sj *sessionJail) unprotected(prot *protection) string {
+	sj.mu.Lock()
+	defer sj.mu.Unlock()
 	for _, id := range prot.pins {
 		if !sj.pins[id] {
 			return id.Path

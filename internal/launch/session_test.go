@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wsh/internal/proto"
+	"wsh/internal/seccomp"
 )
 
 // startSession starts a session whose jail's working directory is a fresh
@@ -21,13 +22,25 @@ import (
 func startSession(t *testing.T) (*Session, string) {
 	t.Helper()
 	req, stderr := jailRequest(t, "true")
-	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+	asSession(t, req)
 	s, f := StartSession(context.Background(), req)
 	if s == nil {
 		t.Fatalf("the session's jail was not made: %+v (report %+v)\n%s", f, f.Report, stderr)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, req.Spec.Dir
+}
+
+// asSession makes req a session's, with the full rung's session's two
+// programs (seccomp.CompileSplit), as wsh sends them.
+func asSession(t testing.TB, req *Request) {
+	t.Helper()
+	threads, fork, err := seccomp.CompileSplit((&proto.Spec{Rung: proto.RungFull, Session: true}).SkipGroups()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+	req.Spec.Filter, req.Spec.ForkFilter = threads, fork
 }
 
 // sh runs script with sh -c in the session and returns its status and
@@ -165,7 +178,7 @@ func TestSessionClose(t *testing.T) {
 // alternating order (A-ns/op the session's, B-ns/op the bare one's).
 func BenchmarkSessionExec(b *testing.B) {
 	req, _ := jailRequest(b, "true")
-	req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+	asSession(b, req)
 	s, f := StartSession(context.Background(), req)
 	if s == nil {
 		b.Fatalf("no session: %+v", f)
@@ -213,7 +226,7 @@ func TestSessionOutlivesTheStartingThread(t *testing.T) {
 	var dirs []string
 	for range 4 {
 		req, stderr := jailRequest(t, "true")
-		req.Spec.Session, req.Spec.Path, req.Spec.Args = true, "", nil
+		asSession(t, req)
 		got := make(chan *Session, 1)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine

@@ -23,7 +23,11 @@ const MaxSessionRun = 8 << 20
 // holding its SessionRun) and Signal; the init answers each Run with
 // Started or Failed, and then, for a started one, Exited. A lower rung's
 // zygote also sends Group, before Started, as its fork makes the command's
-// process group.
+// process group. On the full rung wsh also sends Protect (with one
+// descriptor: a memfd holding EncodeProtection's pins and paths, the
+// protected paths that appeared since the jail was made), which the init
+// answers with Protected, once each is bound read-only in the live jail,
+// or Failed (Step StepProtect, Value the errno).
 const (
 	MsgRun     byte = 'R'
 	MsgSignal  byte = 'S'
@@ -31,6 +35,9 @@ const (
 	MsgFailed  byte = 'F'
 	MsgExited  byte = 'X'
 	MsgGroup   byte = 'G'
+
+	MsgProtect   byte = 'B'
+	MsgProtected byte = 'D'
 )
 
 // A SessionRun is one command for a session's init to fork.
@@ -46,7 +53,8 @@ type SessionRun struct {
 // A SessionMsg is one message: Run (ID), Signal (ID, Value the signal, sent to
 // the command's process group), Started (Value its pid in the jail),
 // Failed (Step the step that failed: StepChdir, StepStdio or StepExec, and
-// Value its errno; the command never ran), Exited (Value its status, as
+// Value its errno; the command never ran; for a Protect, StepProtect),
+// Protected (the Protect ID is done), Exited (Value its status, as
 // WaitStatus gives it), Group (Value the pid of a lower rung's fork, sent
 // before the zygote lets it make its process group, which then has that
 // number: wsh knows every group of the session before it exists).
@@ -109,7 +117,7 @@ func DecodeSessionMsg(b []byte) (SessionMsg, error) {
 	d.b = d.b[1:]
 	m.Value = d.u32()
 	switch m.Kind {
-	case MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited, MsgGroup:
+	case MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited, MsgGroup, MsgProtect, MsgProtected:
 		return m, nil
 	}
 	return SessionMsg{}, errSessionMsg

@@ -29,7 +29,7 @@ func TestSessionMessages(t *testing.T) {
 			t.Errorf("an incomplete Run was accepted: %+v", bad)
 		}
 	}
-	for _, k := range []byte{MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited} {
+	for _, k := range []byte{MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited, MsgProtect, MsgProtected} {
 		m := SessionMsg{Kind: k, ID: 1 << 40, Step: StepChdir, Value: 15}
 		if got, err := DecodeSessionMsg(m.Encode()); err != nil || got != m {
 			t.Errorf("round trip of %c: %+v, %v", k, got, err)

@@ -35,6 +35,12 @@ type Spec struct {
 	// for this spec (CompileFilter). The init only loads it: without one
 	// the seccomp step fails (EINVAL), and the jail with it.
 	Filter []byte
+	// ForkFilter, set for a session's init on the full rung, is the part
+	// of the policy that Filter then leaves out (the mount calls,
+	// seccomp.CompileSplit): the init loads Filter on every thread and
+	// ForkFilter on the thread that forks the commands alone, so that its
+	// protector's thread can bind what appears later (MsgProtect).
+	ForkFilter []byte
 	// Home, when its Path is set, is the host's home directory, over which
 	// the init mounts the copy-on-write home it finds on HomeFD. HomeMounts
 	// are the host's mounts beneath it, bound again (read-only) on top.
@@ -161,6 +167,7 @@ func (s *Spec) Encode() ([]byte, error) {
 	e.ids(s.Pins)
 	e.ids(s.Protect)
 	e.bytes(s.Filter)
+	e.bytes(s.ForkFilter)
 	e.str(s.Dir)
 	e.str(s.Path)
 	e.strs(s.Args)
@@ -209,6 +216,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Pins = d.ids()
 	s.Protect = d.ids()
 	s.Filter = d.bytes()
+	s.ForkFilter = d.bytes()
 	s.Dir = d.str()
 	s.Path = d.str()
 	s.Args = d.strs()

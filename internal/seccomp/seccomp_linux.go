@@ -181,7 +181,7 @@ var policy = []RuleGroup{
 		}
 		return deny(f, "setns", eperm)
 	}},
-	{"mounts", mountCalls, denyAll(eperm, mountCalls...)},
+	{MountsGroup, mountCalls, denyAll(eperm, mountCalls...)},
 	{"keyrings", []string{"keyctl", "add_key", "request_key"}, denyAll(eperm, "keyctl", "add_key", "request_key")},
 	{"kernel", kernelCalls, denyAll(eperm, kernelCalls...)},
 	{"siginfo", []string{"rt_sigqueueinfo and rt_tgsigqueueinfo of a fault signal", "fcntl(F_SETSIG) of a fault signal", "pidfd_send_signal with a siginfo"}, func(f *libseccomp.ScmpFilter) error {
@@ -422,4 +422,30 @@ func Policy() []RuleGroup {
 		out[i] = RuleGroup{Name: g.Name, Calls: slices.Clone(g.Calls), add: g.add}
 	}
 	return out
+}
+
+// MountsGroup is the rule group of the mount calls.
+const MountsGroup = "mounts"
+
+// CompileSplit is CompileFilter (without the groups in skip) in two
+// programs for a session's init on the full rung: threads, the policy
+// without MountsGroup, which the init loads on every thread (its
+// protector's, which binds the protected paths that appear later,
+// included), and fork, MountsGroup alone, which it loads on top on the
+// thread that forks the commands. A command inherits both: the whole
+// policy.
+func CompileSplit(skip ...string) (threads, fork []byte, err error) {
+	if threads, err = CompileFilter(append(slices.Clone(skip), MountsGroup)...); err != nil {
+		return nil, nil, err
+	}
+	others := slices.Clone(skip)
+	for _, g := range policy {
+		if g.Name != MountsGroup {
+			others = append(others, g.Name)
+		}
+	}
+	if fork, err = CompileFilter(others...); err != nil {
+		return nil, nil, err
+	}
+	return threads, fork, nil
 }

@@ -1,0 +1,103 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"wsh/internal/proto"
+)
+
+// protectable says that the session's jail can be brought up to date in
+// place, with hidden as the hidden paths are now: on the full rung, when
+// they are as the jail covers them (a hidden path that changed needs a
+// cover the live jail cannot be given without a command seeing the path
+// in between, and is renewed), only protected paths can have appeared.
+func (sj *sessionJail) protectable(hidden string) bool {
+	return sj.rung == proto.RungFull && hidden == sj.hidden
+}
+
+// protectTimeout bounds the wait for the init's answer to a Protect.
+const protectTimeout = 30 * time.Second
+
+// protectInPlace has the session's init bind read-only, in its live jail,
+// the paths of prot that it does not protect (and pin the directories
+// above them), and adds them to what sj protects. wsh made the
+// placeholders of the missing ones when it found prot, as for a jail made
+// now. Between the moment a path appeared (git init made .git/hooks) and
+// this bind, a command of the session (the one that ran git init, or a
+// job running meanwhile) could write there: what it wrote stays, and a
+// hook among it is said once the bind is made (sayEarlyHooks). One at a
+// time: a concurrent command waits, and then finds its paths protected.
+func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protection) error {
+	sj.protectMu.Lock()
+	defer sj.protectMu.Unlock()
+	sj.mu.Lock()
+	var pins, paths []proto.PathID
+	for _, id := range prot.pins {
+		if !sj.pins[id] {
+			pins = append(pins, id)
+		}
+	}
+	for _, id := range prot.paths {
+		if !sj.paths[id] {
+			paths = append(paths, id)
+		}
+	}
+	sj.mu.Unlock()
+	if len(pins) == 0 && len(paths) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), protectTimeout)
+	defer cancel()
+	if err := sj.s.Protect(ctx, pins, paths); err != nil {
+		return err
+	}
+	sj.mu.Lock()
+	for _, id := range pins {
+		sj.pins[id] = true
+	}
+	for _, id := range paths {
+		sj.paths[id] = true
+	}
+	sj.mu.Unlock()
+	if sj.git != nil {
+		// A new repository's config is written through wsh as the
+		// others are (git remote add right after git init).
+		sj.git.addConfigs(append(append([]proto.PathID(nil), pins...), paths...))
+	}
+	for _, id := range paths {
+		j.sayEarlyHooks(id.Path)
+	}
+	return nil
+}
+
+// sayEarlyHooks says each hook in dir, a hooks directory that appeared
+// during the run and is read-only now: git init and git clone make only
+// samples there (NAME.sample, which git never runs), so any other file
+// was written by a command of the session before wsh bound the directory
+// (in the same command as the git init, or by a job running meanwhile),
+// and the host's next git command would run it.
+func (j *Jailer) sayEarlyHooks(dir string) {
+	if filepath.Base(dir) != "hooks" {
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return // not a directory: no hooks in it
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
+			fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", p)
+		}
+	}
+}
