@@ -284,3 +284,25 @@ func TestGitConfigWshInWsh(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigOfRepositoryMadeMidRun: git init, then git remote add, in
+// one session: the new repository's config, bound read-only in the live
+// jail, is written through wsh as an older one is (an allowed key is on
+// the host after the run, a code-running one is refused and said).
+func TestGitConfigOfRepositoryMadeMidRun(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			dir := h.newProject(t, "gitcfg-new")
+			r := runWsh(t, u, dir, h.env(jailEnv...), `true; git init -q && git remote add origin /tmp/none.git && echo added
+git config core.fsmonitor 'touch /x' || echo refused`)
+			if r.stdout != "added\nrefused\n" || !strings.Contains(r.stderr, filepath.Join(dir, ".git", "config")+": core.fsmonitor names a program") {
+				t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "remote.origin.url=/tmp/none.git\n") || strings.Contains(list, "fsmonitor") {
+				t.Errorf("the host's config:\n%s", list)
+			}
+		})
+	}
+}
