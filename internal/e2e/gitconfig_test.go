@@ -306,3 +306,25 @@ git config core.fsmonitor 'touch /x' || echo refused`)
 		})
 	}
 }
+
+// TestGitConfigWrittenBeforeProtectedIsSaid: a command that makes a
+// repository and, before wsh can make its config read-only (the same
+// command), sets a key the host's git would run: wsh says so with the
+// next command, naming the file and the key. Root and 65534, the
+// session's jail and (under E2E_WSH_JAIL=command) one per command.
+func TestGitConfigWrittenBeforeProtectedIsSaid(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			dir := h.newProject(t, "gitcfg-early")
+			r := runWsh(t, u, dir, h.env(jailEnv...), `sh -c 'git init -q && git config core.fsmonitor "touch /x" && git config user.email a@b'; ls >/dev/null; ls >/dev/null`)
+			want := filepath.Join(dir, ".git", "config") + ", made during the run before wsh could make it read-only, sets core.fsmonitor"
+			if r.status != 0 || strings.Count(r.stderr, want) != 1 {
+				t.Errorf("status %d, not said once that the config sets core.fsmonitor:\n%s", r.status, r.stderr)
+			}
+			if strings.Contains(r.stderr, "sets user.email") {
+				t.Errorf("an allowed key was said:\n%s", r.stderr)
+			}
+		})
+	}
+}

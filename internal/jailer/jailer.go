@@ -69,6 +69,10 @@ type Jailer struct {
 	gitNote string
 	gitOnce sync.Once
 	madeSaid    sync.Map    // protected paths a command made, said once each
+	// configs are the git configs protected so far, by path and
+	// identity (noteConfigs); nil until the first protection is taken.
+	configsMu sync.Mutex
+	configs   map[configSeen]bool
 	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
 	watching    map[*protection]bool   // the protection of each command running
@@ -484,6 +488,9 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 				return nil, err
 			}
 			pp.prot = &prot
+			if rung == proto.RungFull {
+				j.noteConfigs(&prot)
+			}
 			if pp.git != nil {
 				pp.git.setConfigs(prot.paths)
 			}

@@ -260,6 +260,8 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 			// As in a command's own jail: no jail rather than one that
 			// leaves a protected path writable.
 			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
+		} else if sj.rung == proto.RungFull {
+			j.noteConfigs(&prot)
 		}
 		return prot, perr == nil
 	}

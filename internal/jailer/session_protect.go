@@ -101,3 +101,60 @@ func (j *Jailer) sayEarlyHooks(dir string) {
 		}
 	}
 }
+
+// A configSeen is a protected git config: its path and identity.
+type configSeen struct {
+	path     string
+	dev, ino uint64
+}
+
+// noteConfigs says, once each, the keys the host's git would run or load
+// in a git config protected now that was not when the Runner's first jail
+// was made (a repository made during the run, by git init or git clone;
+// or made anew): on the full rung it is read-only from the next jail on,
+// but a command may have written it before (in the same command as the
+// git init, or a job running meanwhile). The lower rungs say a protected
+// path made or changed after each command (watch.go).
+func (j *Jailer) noteConfigs(prot *protection) {
+	j.configsMu.Lock()
+	first := j.configs == nil
+	if first {
+		j.configs = map[configSeen]bool{}
+	}
+	var fresh []string
+	for _, id := range append(append([]proto.PathID(nil), prot.pins...), prot.paths...) {
+		if !gitConfigName(filepath.Base(id.Path)) {
+			continue
+		}
+		k := configSeen{id.Path, id.Dev, id.Ino}
+		if !j.configs[k] {
+			j.configs[k] = true
+			if !first {
+				fresh = append(fresh, id.Path)
+			}
+		}
+	}
+	j.configsMu.Unlock()
+	for _, p := range fresh {
+		j.sayConfigKeys(p)
+	}
+}
+
+// sayConfigKeys says each key of the git config p that the host's git
+// would run or load (gitKeyRefusal), once per file and key.
+func (j *Jailer) sayConfigKeys(p string) {
+	b, err := readRegular(p, maxGitConfig)
+	if err != nil {
+		return // gone, or not a file: nothing in it for git to read
+	}
+	es, err := gitEntries(b)
+	if err != nil {
+		fmt.Fprintf(j.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", p, err)
+		return
+	}
+	for _, r := range refusedEntries(nil, es) {
+		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.key, true); !said {
+			fmt.Fprintf(j.warn, "wsh: %s, made during the run before wsh could make it read-only, sets %s, which %s: check it before a program on the host reads it\n", p, r.key, r.why)
+		}
+	}
+}
