@@ -328,3 +328,35 @@ func TestGitConfigWrittenBeforeProtectedIsSaid(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigHostSupervisor: on a host whose own seccomp supervisor
+// holds the listener (hostile mode 9: sysbox, LXD's interception), the
+// full jail is made all the same, without wsh's git config group: a
+// rename is as without wsh, a write of the protected config is refused
+// (EBUSY) as before wsh made them, and wsh says why, once. It used to
+// fail every command (126: the seccomp step's EBUSY). Root and 65534,
+// the session and a jail per command.
+func TestGitConfigHostSupervisor(t *testing.T) {
+	for _, u := range users {
+		for _, mode := range []string{"session", "command"} {
+			t.Run(u.name+"/"+mode, func(t *testing.T) {
+				h, dir := homeRepo(t, u)
+				before := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+				script := `touch a && mv a b && echo renamed
+git remote add origin /tmp/x 2>/dev/null; echo "remote $?"
+git config user.name q 2>/dev/null; echo "name $?"
+grep -q '^Seccomp:.2' /proc/self/status && echo filtered`
+				r := runHostile(t, u, dir, append(h.env(jailEnv...), "WSH_JAIL="+mode), "9", script)
+				if r.status != 0 || r.stdout != "renamed\nremote 128\nname 4\nfiltered\n" {
+					t.Fatalf("status %d\n%s\n%s", r.status, r.stdout, r.stderr)
+				}
+				if n := strings.Count(r.stderr, "wsh: the jail has no seccomp listener for wsh (EBUSY"); n != 1 {
+					t.Errorf("said %d times, want once:\n%s", n, r.stderr)
+				}
+				if after := gitHome(t, u, h.dir, dir, "config", "--list", "--local"); after != before {
+					t.Errorf("the host's config changed:\n%s\nwas\n%s", after, before)
+				}
+			})
+		}
+	}
+}

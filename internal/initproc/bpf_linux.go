@@ -1,6 +1,7 @@
 package initproc
 
 import (
+	"errors"
 	"os"
 	"unsafe"
 
@@ -66,20 +67,30 @@ func (e *listenerError) Error() string {
 
 func (e *listenerError) Unwrap() error { return e.errno }
 
-// loadGitListener loads the full rung's program with its listener and
-// sends the listener to wsh on proto.GitFD, keeping no copy: wsh answers
-// every rename (proto.GitGroup), and the init has none to make. A listener
-// refused (EBUSY: a filter in force has one, a supervisor of the host's)
-// fails the step. Without a socket on GitFD (a caller of package launch
-// that answers no rename) the program is loaded as it is: one with the git
-// group would then fail every rename (ENOSYS), never let one through.
+// loadGitListener loads the full rung's git config program (on every
+// thread) with its listener, and sends the listener to wsh on
+// proto.GitFD, keeping no copy: wsh answers every rename (proto.GitGroup),
+// and the init has none to make. A listener the host refuses (EBUSY: a
+// filter in force has one, a supervisor of the host's; EINVAL: a kernel
+// before 5.7) leaves the program out, and wsh is told why (a message of
+// no descriptor: 0, the errno): the jail is made without it, a rename
+// onto a protected config then fails on its read-only bind (EBUSY).
+// Without a socket on GitFD (a caller of package launch that answers no
+// rename) the program is left out as well.
 func loadGitListener(prog []byte) error {
 	var st unix.Stat_t
 	if unix.Fstat(proto.GitFD, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return loadProgram(prog)
+		return nil
 	}
 	defer unix.Close(proto.GitFD)
 	fd, err := installProgram(prog, true)
+	if le, ok := errors.AsType[*listenerError](err); ok {
+		msg := []byte{0, byte(le.errno)}
+		if err := unix.Sendmsg(proto.GitFD, msg, nil, nil, unix.MSG_NOSIGNAL); err != nil {
+			return os.NewSyscallError("sendmsg(no seccomp listener)", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -96,23 +107,29 @@ func loadGitListener(prog []byte) error {
 // program (proto.SessionForkGroup) is loaded with its listener, which the
 // zygote answers (st.listener).
 func loadSeccomp(st *setupState) error {
-	if st.spec.Rung == proto.RungFull && st.protector != nil {
-		// A session's init on the full rung: the policy but the mount
-		// calls on every thread (the protector's, which binds, included),
-		// with the git group's listener sent to wsh; then the mount calls
-		// on the thread that forks the commands alone (no TSYNC): every
-		// command inherits both.
-		if err := proto.CheckFilter(st.spec.ForkFilter); err != nil {
-			return err
-		}
-		if err := loadGitListener(st.spec.Filter); err != nil {
-			return err
-		}
-		_, err := installProgramOn(st.spec.ForkFilter, false, 0)
-		return err
-	}
 	if st.spec.Rung == proto.RungFull {
-		return loadGitListener(st.spec.Filter)
+		// The policy on every thread, then the git config group with
+		// its listener; a session's init (its protector's thread binds
+		// what appears later) has the policy but the mount calls on
+		// every thread, and the mount calls on the thread that forks the
+		// commands alone (no TSYNC: no thread-wide load may follow it).
+		// Every command inherits them all.
+		if st.protector != nil {
+			if err := proto.CheckFilter(st.spec.ForkFilter); err != nil {
+				return err
+			}
+		}
+		if err := loadProgram(st.spec.Filter); err != nil {
+			return err
+		}
+		if err := loadGitListener(st.spec.GitFilter); err != nil {
+			return err
+		}
+		if st.protector != nil {
+			_, err := installProgramOn(st.spec.ForkFilter, false, 0)
+			return err
+		}
+		return nil
 	}
 	if !st.spec.Session {
 		return loadProgram(st.spec.Filter)

@@ -5,6 +5,7 @@ package jailer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -51,18 +52,19 @@ type gitMediator struct {
 	configs atomic.Pointer[map[devIno]string] // read without a lock by answer
 	mu      sync.Mutex                        // one writer of configs at a time
 	warn    io.Writer
+	noRoom  *sync.Once // the Jailer's: the host left no room for the listener, said once
 }
 
 type devIno struct{ dev, ino uint64 }
 
 // newGitMediator makes the socket for a full rung's jail (launch.Request.Git
 // is theirs) and starts serving it: it ends with the jail.
-func newGitMediator(warn io.Writer) (*gitMediator, *os.File, error) {
+func newGitMediator(warn io.Writer, noRoom *sync.Once) (*gitMediator, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("socketpair", err)
 	}
-	m := &gitMediator{ours: os.NewFile(uintptr(fds[0]), "wsh-git"), warn: warn}
+	m := &gitMediator{ours: os.NewFile(uintptr(fds[0]), "wsh-git"), warn: warn, noRoom: noRoom}
 	go m.serve()
 	return m, os.NewFile(uintptr(fds[1]), "wsh-git-init"), nil
 }
@@ -102,12 +104,16 @@ func gitConfigName(name string) bool { return name == "config" || name == "confi
 // failed before, or the jail was not made).
 func (m *gitMediator) serve() {
 	defer m.ours.Close()
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*4))
-	_, oobn, _, _, err := unix.Recvmsg(int(m.ours.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	buf, oob := make([]byte, 2), make([]byte, unix.CmsgSpace(4*4))
+	n, oobn, _, _, err := unix.Recvmsg(int(m.ours.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return
 	}
 	fds := proto.Rights(oob[:oobn])
+	if len(fds) == 0 && n == 2 && buf[0] == 0 {
+		m.sayNoRoom(unix.Errno(buf[1]))
+		return
+	}
 	if len(fds) != 1 {
 		closeFDs(fds)
 		return
@@ -317,3 +323,18 @@ func idValid(listener int, id uint64) bool {
 
 // errRefused is a rename refused, its reason said.
 var errRefused = errors.New("refused")
+
+// sayNoRoom says, once for the Jailer, that the jail was made without the
+// git config group: the host refused its listener (errno).
+func (m *gitMediator) sayNoRoom(errno unix.Errno) {
+	why := errno.Error()
+	if errno == unix.EBUSY {
+		why = "EBUSY: a seccomp supervisor of the host's holds the one listener a process may have"
+	}
+	if m.noRoom == nil {
+		return
+	}
+	m.noRoom.Do(func() {
+		fmt.Fprintf(m.warn, "wsh: the jail has no seccomp listener for wsh (%s): a command's write of a protected git config (git remote add, git config) is refused (EBUSY), as it was before wsh made them; the rest of the jail is as usual\n", why)
+	})
+}

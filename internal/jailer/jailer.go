@@ -47,6 +47,12 @@ type Jailer struct {
 	sessionFilters map[proto.Rung][]byte
 	// splitFilter is the full rung's session's (compileSplitFilter).
 	splitFilter [2][]byte
+	// gitFilter is the full rung's git config group alone
+	// (proto.Spec.GitFilter), compiled once.
+	gitFilter []byte
+	// gitNoRoom says once that a host's supervisor left no room for the
+	// git config group's listener.
+	gitNoRoom sync.Once
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
@@ -302,6 +308,19 @@ func (j *Jailer) compileSessionFilter(rung proto.Rung) error {
 	return nil
 }
 
+// compileGitFilter compiles, once, the full rung's git config group alone.
+func (j *Jailer) compileGitFilter() ([]byte, error) {
+	if j.gitFilter != nil {
+		return j.gitFilter, nil
+	}
+	f, err := seccomp.CompileGroup(proto.GitGroup)
+	if err != nil {
+		return nil, err
+	}
+	j.gitFilter = f
+	return f, nil
+}
+
 // compileSplitFilter compiles, once, the full rung's session's two
 // programs (seccomp.CompileSplit): for every thread of its init, and for
 // the thread that forks the commands.
@@ -465,7 +484,10 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 		// The full rung's comes with its bridge (attachProxy).
 		spec.ProxyPort = j.proxyPort(rung)
 	} else {
-		pp.git, gitEnd, gitErr = newGitMediator(j.warn)
+		spec.GitFilter, gitErr = j.compileGitFilter()
+		if gitErr == nil {
+			pp.git, gitEnd, gitErr = newGitMediator(j.warn, &j.gitNoRoom)
+		}
 	}
 	return &launch.Request{
 		Git:  gitEnd,

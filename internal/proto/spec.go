@@ -41,6 +41,13 @@ type Spec struct {
 	// ForkFilter on the thread that forks the commands alone, so that its
 	// protector's thread can bind what appears later (MsgProtect).
 	ForkFilter []byte
+	// GitFilter, on the full rung, is the policy's GitGroup alone (renames
+	// go to wsh's listener), left out of Filter: the init loads it after
+	// Filter with a listener it sends on GitFD. A host that gives no
+	// listener (its own supervisor has one: EBUSY; a kernel before 5.7:
+	// EINVAL) gets the jail without it, and wsh says so: a rename onto a
+	// protected config is then refused (EBUSY), as before wsh made them.
+	GitFilter []byte
 	// Home, when its Path is set, is the host's home directory, over which
 	// the init mounts the copy-on-write home it finds on HomeFD. HomeMounts
 	// are the host's mounts beneath it, bound again (read-only) on top.
@@ -129,7 +136,7 @@ const ProxyFD = 9
 const GitFD = 10
 
 // specMagic starts the wire form; the last byte is its version.
-const specMagic = "wsh-spec\x09"
+const specMagic = "wsh-spec\x0a"
 
 // maxSpec bounds what the init reads: far above a real spec (argv and
 // environment together are limited to about 2 MiB by the kernel).
@@ -168,6 +175,7 @@ func (s *Spec) Encode() ([]byte, error) {
 	e.ids(s.Protect)
 	e.bytes(s.Filter)
 	e.bytes(s.ForkFilter)
+	e.bytes(s.GitFilter)
 	e.str(s.Dir)
 	e.str(s.Path)
 	e.strs(s.Args)
@@ -217,6 +225,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Protect = d.ids()
 	s.Filter = d.bytes()
 	s.ForkFilter = d.bytes()
+	s.GitFilter = d.bytes()
 	s.Dir = d.str()
 	s.Path = d.str()
 	s.Args = d.strs()
@@ -401,10 +410,11 @@ func (s *Spec) SkipGroups() []string {
 	if s.AllowUnix {
 		skip = append(skip, UnixGroup)
 	}
+	// GitGroup is a program of its own (GitFilter), on the full rung only.
+	skip = append(skip, GitGroup)
 	if s.Rung == RungFull {
 		return append(skip, LowerRungGroups()...)
 	}
-	skip = append(skip, GitGroup) // wsh listens for renames on the full rung only
 	switch {
 	case s.Session:
 		skip = append(skip, SessionGroup)

@@ -427,6 +427,24 @@ func Policy() []RuleGroup {
 // MountsGroup is the rule group of the mount calls.
 const MountsGroup = "mounts"
 
+// CompileGroup is the program of the policy's group name alone (the full
+// rung's GitGroup: proto.Spec.GitFilter).
+func CompileGroup(name string) ([]byte, error) {
+	var others []string
+	found := false
+	for _, g := range policy {
+		if g.Name == name {
+			found = true
+		} else {
+			others = append(others, g.Name)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("seccomp: no group %q", name)
+	}
+	return CompileFilter(others...)
+}
+
 // CompileSplit is CompileFilter (without the groups in skip) in two
 // programs for a session's init on the full rung: threads, the policy
 // without MountsGroup, which the init loads on every thread (its

@@ -25,6 +25,8 @@
 //	8  mode 1, in a filter with a listener (acct goes to it), which the
 //	   program inherits, open: a host whose supervisor intercepts system
 //	   calls (seccomp_unotify(2)), where no further listener is given
+//	9  nothing refused, in such a filter with a listener: a supervisor's
+//	   host that lets the jail be made (sysbox, LXD's interception)
 //
 // Modes 1 to 4 load a seccomp filter with no_new_privs, which needs no
 // privilege, so the harness runs as any uid. Mode 5 re-executes the harness
@@ -71,8 +73,8 @@ func run(args []string, inUserns bool) error {
 		return fmt.Errorf("missing arguments\n%s", usage)
 	}
 	mode, err := strconv.Atoi(args[0])
-	if err != nil || mode < 0 || mode > 8 {
-		return fmt.Errorf("%q is not a mode (0 to 8)\n%s", args[0], usage)
+	if err != nil || mode < 0 || mode > 9 {
+		return fmt.Errorf("%q is not a mode (0 to 9)\n%s", args[0], usage)
 	}
 	probe := len(args) == 2 && args[1] == "probe"
 	if !probe && (args[1] != "--" || len(args) < 3) {
@@ -120,7 +122,7 @@ var (
 	mountCalls      = []string{"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr"}
 )
 
-// loadFilter loads the seccomp filter of modes 1 to 4, 6 and 8. It applies to every
+// loadFilter loads the seccomp filter of modes 1 to 4, 6, 8 and 9. It applies to every
 // thread (libseccomp-golang asks for TSYNC) and to whatever is exec'd next.
 func loadFilter(mode int) error {
 	f, err := seccomp.NewFilter(seccomp.ActAllow)
@@ -137,6 +139,8 @@ func loadFilter(mode int) error {
 		if err == nil {
 			err = addRule(f, "acct", seccomp.ActNotify, 0)
 		}
+	case mode == 9:
+		err = addRule(f, "acct", seccomp.ActNotify, 0)
 	case mode == 6:
 		err = namespaceRules(f, deny)
 		for _, call := range []string{"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"} {
@@ -162,7 +166,7 @@ func loadFilter(mode int) error {
 	if err := f.Load(); err != nil {
 		return fmt.Errorf("seccomp: load: %w", err)
 	}
-	if mode == 8 {
+	if mode == 8 || mode == 9 {
 		// The listener stays open in the program (no one answers it:
 		// acct would wait), so the filter keeps it.
 		fd, err := f.GetNotifFd()
