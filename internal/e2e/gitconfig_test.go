@@ -360,3 +360,42 @@ grep -q '^Seccomp:.2' /proc/self/status && echo filtered`
 		}
 	}
 }
+
+// TestGitConfigRenameOfProtected: a rename whose source is a protected
+// file itself, a mount point of the jail's (the config onto itself, the
+// config.worktree placeholder onto the config), is refused: wsh, which
+// removes the source of a rename it makes, would have removed the host's
+// file under the jail's bind (in wsh's mount namespace the bind is none),
+// the protection with it, and a command could then write any config.
+// Root and 65534.
+func TestGitConfigRenameOfProtected(t *testing.T) {
+	script := `python3 -c 'import os
+for src in (".git/config", ".git/config.worktree"):
+    try:
+        os.rename(src, ".git/config"); print(src, "renamed")
+    except OSError as e:
+        print(src, os.strerror(e.errno))
+    print(src, "there:", os.path.exists(src))'
+echo '[core]' >> .git/config 2>/dev/null || echo append refused`
+	want := ".git/config Operation not permitted\n.git/config there: True\n" +
+		".git/config.worktree Operation not permitted\n.git/config.worktree there: True\nappend refused\n"
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			before, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runWsh(t, u, dir, h.env(jailEnv...), script)
+			if r.stdout != want {
+				t.Errorf("stdout %q, want %q\n%s", r.stdout, want, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "is a mount point of the jail's") {
+				t.Errorf("the refusal is not said:\n%s", r.stderr)
+			}
+			if after, err := os.ReadFile(filepath.Join(dir, ".git", "config")); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("the host's config: %q, %v; was %q", after, err, before)
+			}
+		})
+	}
+}

@@ -338,3 +338,13 @@ func (m *gitMediator) sayNoRoom(errno unix.Errno) {
 		fmt.Fprintf(m.warn, "wsh: the jail has no seccomp listener for wsh (%s): a command's write of a protected git config (git remote add, git config) is refused (EBUSY), as it was before wsh made them; the rest of the jail is as usual\n", why)
 	})
 }
+
+// isConfig says whether st is one of the protected configs.
+func (m *gitMediator) isConfig(st unix.Stat_t) bool {
+	c := m.configs.Load()
+	if c == nil {
+		return false
+	}
+	_, ok := (*c)[devIno{st.Dev, st.Ino}]
+	return ok
+}

@@ -46,6 +46,9 @@ func (m *gitMediator) mediate(listener int, req *seccompNotif, c renameCall, dir
 		return unix.EPERM
 	}
 	content, src, err := readLockFile(sdir, sname)
+	if err == nil && (src.Dev == dst.Dev && src.Ino == dst.Ino || m.isConfig(src)) {
+		err = fmt.Errorf("is a protected config itself")
+	}
 	if err != nil {
 		m.say(host, "", fmt.Sprintf("its new content %s %v", oldPath, err))
 		return unix.EPERM
@@ -66,7 +69,11 @@ func (m *gitMediator) mediate(listener int, req *seccompNotif, c renameCall, dir
 
 // readLockFile reads the source of a rename onto a config: a regular
 // file (not a symlink, FIFO or device), of wsh's uid, with one link (not
-// a hard link to a file elsewhere), of at most maxGitConfig bytes.
+// a hard link to a file elsewhere), of at most maxGitConfig bytes, and no
+// mount point of the jail's (a protected file, bound onto itself): wsh
+// removes the source once it wrote the config, and in wsh's mount
+// namespace, where the jail's binds are none, the kernel would let it
+// remove the host's file under the bind, the protection with it.
 func readLockFile(dir int, name string) ([]byte, unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -83,6 +90,9 @@ func readLockFile(dir int, name string) ([]byte, unix.Stat_t, error) {
 	defer f.Close()
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, st, err
+	}
+	if mounted, err := mountPointIn(dir, fd); err != nil || mounted {
+		return nil, st, fmt.Errorf("is a mount point of the jail's (a protected path)")
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
@@ -212,4 +222,20 @@ func gitEntries(content []byte) ([]gitEntry, error) {
 		es = append(es, gitEntry{key: k, value: v, bare: !hasValue})
 	}
 	return es, nil
+}
+
+// mountPointIn says whether fd, opened in the directory dir, is on
+// another mount than dir: a mount point (statx's mount ids).
+func mountPointIn(dir, fd int) (bool, error) {
+	var a, b unix.Statx_t
+	if err := unix.Statx(dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &a); err != nil {
+		return false, err
+	}
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &b); err != nil {
+		return false, err
+	}
+	if a.Mask&b.Mask&unix.STATX_MNT_ID == 0 {
+		return false, fmt.Errorf("no mount id")
+	}
+	return a.Mnt_id != b.Mnt_id, nil
 }
