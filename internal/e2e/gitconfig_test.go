@@ -61,7 +61,10 @@ git branch --set-upstream-to=origin/main
 git status -sb | head -1
 `
 			r := runWsh(t, u, dir, h.env(jailEnv...), script)
-			if r.status != 0 || strings.Contains(r.stderr, "could not") || strings.Contains(r.stderr, "wsh:") {
+			// The one thing wsh says: where the host's next fetch or
+			// push goes now.
+			said := "wsh: wrote remote.origin.url = " + filepath.Join(dir, "remote.git") + " to " + filepath.Join(dir, ".git", "config") + ": the host's next git fetch or push there goes to it\n"
+			if r.status != 0 || strings.Contains(r.stderr, "could not") || strings.Replace(r.stderr, said, "", 1) != "" {
 				t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
@@ -396,6 +399,32 @@ echo '[core]' >> .git/config 2>/dev/null || echo append refused`
 			if after, err := os.ReadFile(filepath.Join(dir, ".git", "config")); err != nil || !bytes.Equal(after, before) {
 				t.Errorf("the host's config: %q, %v; was %q", after, err, before)
 			}
+		})
+	}
+}
+
+// TestGitConfigFixedKeysStay: what git init found of the repository
+// (core.filemode, ...) is neither changed nor removed through wsh, so not
+// in two writes either (a removal, then an addition), and no extension
+// that changes how the repository is read is added: the host's git reads
+// it as before. Root and 65534.
+func TestGitConfigFixedKeysStay(t *testing.T) {
+	script := `git config --unset core.filemode 2>/dev/null; echo "unset $?"
+git config core.filemode false 2>/dev/null; echo "set $?"
+git config extensions.refstorage reftable 2>/dev/null; echo "refstorage $?"
+git config core.repositoryformatversion 1 && git config extensions.worktreeConfig true; echo "worktreeConfig $?"`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			r := runWsh(t, u, dir, h.env(jailEnv...), script)
+			if r.stdout != "unset 4\nset 4\nrefstorage 4\nworktreeConfig 0\n" {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			list := gitHome(t, u, h.dir, dir, "config", "--list", "--local")
+			if !strings.Contains(list, "core.filemode=true\n") || strings.Contains(list, "refstorage") {
+				t.Errorf("the host's config:\n%s", list)
+			}
+			gitHome(t, u, h.dir, dir, "status", "--short")
 		})
 	}
 }

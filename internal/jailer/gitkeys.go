@@ -25,7 +25,7 @@ var gitAllowedKeys = map[string]bool{
 	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
 	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
 	"core.eol": true, "core.sparsecheckout": true, "core.sparsecheckoutcone": true,
-	"extensions.objectformat": true, "extensions.refstorage": true, "extensions.worktreeconfig": true,
+	"extensions.worktreeconfig": true, // not objectformat, refstorage: set to what the repository is not, it cannot be read
 	"init.defaultbranch": true,
 	// pull, push and fetch settings
 	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
@@ -48,8 +48,11 @@ func gitKeyPattern(key string) string {
 func gitKeyRefusal(e gitEntry) string {
 	p := gitKeyPattern(e.key)
 	if gitAllowedKeys[p] {
-		if (p == "remote.*.url" || p == "remote.*.pushurl") && strings.HasPrefix(strings.ToLower(e.value), "ext::") {
+		if gitURLKeys[p] && strings.HasPrefix(strings.ToLower(e.value), "ext::") {
 			return "is an ext:: URL, a command git runs to reach the remote"
+		}
+		if p == "core.repositoryformatversion" && e.value != "0" && e.value != "1" {
+			return "is not a format this git reads (0 or 1)"
 		}
 		return ""
 	}
@@ -61,6 +64,12 @@ func gitKeyRefusal(e gitEntry) string {
 		return "names a program or command the host's git would run"
 	}
 	return "is not one of the keys wsh lets a command write (docs/config.md)"
+}
+
+// gitURLKeys are the allowed keys whose value git may take as a URL (a
+// branch's remote that names no remote is one).
+var gitURLKeys = map[string]bool{
+	"remote.*.url": true, "remote.*.pushurl": true, "branch.*.remote": true, "branch.*.pushremote": true,
 }
 
 // gitProgramKeys are keys outside the allowlist known to name a program,
@@ -80,13 +89,16 @@ var gitProgramSections = map[string]bool{
 	"gpg": true, "pager": true, "sendemail": true,
 }
 
-// gitFixedKeys are allowed only where the host's config has none: git
-// init sets them from what it finds, and in the jail it finds the config
-// read-only (its chmod test fails: core.filemode false), so a git init
-// run again in the jail would turn the host's settings off.
+// gitFixedKeys are allowed only where the host's config has none, and
+// never removed where it has: git init sets them from what it finds, and
+// in the jail it finds the config read-only (its chmod test fails:
+// core.filemode false), so a git init run again in the jail would turn
+// the host's settings off (and a removal then an addition would do the
+// same in two writes). core.repositoryformatversion may go from 0 to 1
+// (git sparse-checkout does, with extensions.worktreeConfig), never else.
 var gitFixedKeys = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.ignorecase": true,
-	"core.precomposeunicode": true, "core.symlinks": true, "extensions.objectformat": true,
+	"core.filemode": true, "core.bare": true, "core.ignorecase": true,
+	"core.precomposeunicode": true, "core.symlinks": true, "core.repositoryformatversion": true,
 }
 
 // A refusedEntry is a key a new config adds or changes that may not be.
@@ -111,7 +123,7 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 			continue
 		}
 		why := gitKeyRefusal(e)
-		if why == "" && gitFixedKeys[e.key] && keys[e.key] {
+		if why == "" && gitFixedKeys[e.key] && keys[e.key] && !formatUp(old, e) {
 			why = "would change what the host's git found when it made the repository"
 		}
 		if why != "" && !said[e.key] {
@@ -119,5 +131,29 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 			out = append(out, refusedEntry{e.key, why})
 		}
 	}
+	newKeys := map[string]bool{}
+	for _, e := range new {
+		newKeys[e.key] = true
+	}
+	for k := range keys {
+		if gitFixedKeys[k] && !newKeys[k] && !said[k] {
+			said[k] = true
+			out = append(out, refusedEntry{k, "would remove what the host's git found when it made the repository"})
+		}
+	}
 	return out
+}
+
+// formatUp says e takes core.repositoryformatversion from 0 (or none) to
+// 1, as git sparse-checkout does.
+func formatUp(old []gitEntry, e gitEntry) bool {
+	if e.key != "core.repositoryformatversion" || e.value != "1" {
+		return false
+	}
+	for _, o := range old {
+		if o.key == e.key && o.value != "0" {
+			return false
+		}
+	}
+	return true
 }

@@ -11,7 +11,8 @@ import (
 // what the host's already has; a key on the allowlist passes, one that
 // names a program, loads a config or is unknown is refused once; an ext::
 // URL is refused; a repository setting git init probes may be added but
-// not changed.
+// not changed or removed; the format may go from 0 to 1 alone; an
+// extension that changes how the repository is read is refused.
 func TestGitRefusedEntries(t *testing.T) {
 	host := []gitEntry{{key: "core.filemode", value: "true"}, {key: "core.editor", value: "vim"}, {key: "user.name", value: "Host"}}
 	for _, c := range []struct {
@@ -24,13 +25,18 @@ func TestGitRefusedEntries(t *testing.T) {
 		{"routine", append(slices.Clone(host), gitEntry{key: "remote.origin.url", value: "/x"}, gitEntry{key: "branch.main.merge", value: "refs/heads/main"}, gitEntry{key: "user.name", value: "Jail"}), nil},
 		{"program", append(slices.Clone(host), gitEntry{key: "core.fsmonitor", value: "x"}, gitEntry{key: "core.fsmonitor", value: "y"}), []string{"core.fsmonitor"}},
 		{"changed editor", []gitEntry{host[0], {key: "core.editor", value: "evil"}}, []string{"core.editor"}},
-		{"include", []gitEntry{{key: "include.path", value: "/x"}, {key: "includeif.gitdir:/.path", value: "/x"}}, []string{"include.path", "includeif.gitdir:/.path"}},
-		{"alias", []gitEntry{{key: "alias.st", value: "status"}}, []string{"alias.st"}},
-		{"unknown", []gitEntry{{key: "foo.bar", value: "1"}}, []string{"foo.bar"}},
-		{"ext url", []gitEntry{{key: "remote.o.url", value: "EXT::sh -c x"}}, []string{"remote.o.url"}},
-		{"submodule", []gitEntry{{key: "submodule.s.url", value: "/x"}, {key: "submodule.s.update", value: "!x"}}, []string{"submodule.s.url", "submodule.s.update"}},
+		{"include", []gitEntry{host[0], {key: "include.path", value: "/x"}, {key: "includeif.gitdir:/.path", value: "/x"}}, []string{"include.path", "includeif.gitdir:/.path"}},
+		{"alias", []gitEntry{host[0], {key: "alias.st", value: "status"}}, []string{"alias.st"}},
+		{"unknown", []gitEntry{host[0], {key: "foo.bar", value: "1"}}, []string{"foo.bar"}},
+		{"ext url", []gitEntry{host[0], {key: "remote.o.url", value: "EXT::sh -c x"}}, []string{"remote.o.url"}},
+		{"submodule", []gitEntry{host[0], {key: "submodule.s.url", value: "/x"}, {key: "submodule.s.update", value: "!x"}}, []string{"submodule.s.url", "submodule.s.update"}},
 		{"filemode changed", []gitEntry{{key: "core.filemode", value: "false"}}, []string{"core.filemode"}},
 		{"symlinks added", append(slices.Clone(host), gitEntry{key: "core.symlinks", value: "false"}), nil},
+		{"filemode removed", host[1:], []string{"core.filemode"}},
+		{"format 0 to 1", []gitEntry{host[0], {key: "core.repositoryformatversion", value: "1"}, {key: "extensions.worktreeconfig", value: "true"}}, nil},
+		{"format 2", []gitEntry{host[0], {key: "core.repositoryformatversion", value: "2"}}, []string{"core.repositoryformatversion"}},
+		{"ref storage", []gitEntry{host[0], {key: "extensions.refstorage", value: "reftable"}}, []string{"extensions.refstorage"}},
+		{"branch ext remote", []gitEntry{host[0], {key: "branch.main.remote", value: "ext::sh -c x"}, {key: "branch.main.pushremote", value: "ext::sh"}}, []string{"branch.main.remote", "branch.main.pushremote"}},
 	} {
 		var got []string
 		for _, r := range refusedEntries(host, c.new) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,16 +149,35 @@ func (m *gitMediator) write(host string, dst unix.Stat_t, content []byte) error 
 		}
 		return errRefused
 	}
-	if err := f.Truncate(0); err == nil {
-		if _, err = f.WriteAt(content, 0); err == nil {
-			err = f.Sync()
+	// Emptied, then written: a host git that reads it meanwhile sees a
+	// part of the new content, never the new spliced with the old.
+	if err = replaceContent(f, content); err != nil {
+		// A full disk (a command can fill it): the old content back.
+		if rerr := replaceContent(f, old); rerr != nil {
+			m.say(host, "", fmt.Sprintf("it could not be written (%v), nor its old content put back (%v): it is left as it is now; its old content was:\n%s", err, rerr, old))
+			return errRefused
 		}
-	}
-	if err != nil {
-		m.say(host, "", fmt.Sprintf("it could not be written (%v)", err))
+		m.say(host, "", fmt.Sprintf("it could not be written (%v); its old content is back", err))
 		return errRefused
 	}
+	for _, e := range newE {
+		if p := gitKeyPattern(e.key); (p == "remote.*.url" || p == "remote.*.pushurl") && !slices.Contains(oldE, e) {
+			// Allowed, and where the host's next fetch or push goes.
+			fmt.Fprintf(m.warn, "wsh: wrote %s = %s to %s: the host's next git fetch or push there goes to it\n", e.key, e.value, host)
+		}
+	}
 	return nil
+}
+
+// replaceContent makes content f's content, in place.
+func replaceContent(f *os.File, content []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(content, 0); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // say tells the user why a write of a config was refused.
