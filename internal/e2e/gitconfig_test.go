@@ -428,3 +428,25 @@ git config core.repositoryformatversion 1 && git config extensions.worktreeConfi
 		})
 	}
 }
+
+// TestProtectedHardLinkRefused: a command that makes a repository and a
+// hard link to its config in one go (before wsh can bind the config
+// read-only) cannot write the host's config through the link later: a
+// protected file with another link fails the protection, and every
+// command after it is refused (126), said with the way out. Root and
+// 65534, session and (E2E_WSH_JAIL=command) a jail per command.
+func TestProtectedHardLinkRefused(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h := userHome(t, u)
+			dir := h.newProject(t, "hardlink")
+			r := runWsh(t, u, dir, h.env(jailEnv...), `sh -c 'git init -q && ln .git/config cfg2'; sh -c 'printf "[core]\n\tfsmonitor = touch /x\n" >> cfg2'; echo "write $?"`)
+			if r.stdout != "write 126\n" || !strings.Contains(r.stderr, "cannot protect "+filepath.Join(dir, ".git", "config")+": it has 2 hard links") {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, ".git", "config")); err != nil || strings.Contains(string(b), "fsmonitor") {
+				t.Errorf("the host's config: %q, %v", b, err)
+			}
+		})
+	}
+}

@@ -261,11 +261,47 @@ func (pr *protection) add(path string, pin bool) {
 		}
 		return
 	}
+	if err := linkedElsewhere(path); err != nil {
+		pr.fail(err)
+		return
+	}
 	if pin {
 		pr.pins = append(pr.pins, id)
 	} else {
 		pr.paths = append(pr.paths, id)
 	}
+}
+
+// linkedElsewhere fails a protected file with another hard link (made by
+// a command in the same command as the repository, git init && ln
+// .git/config x, or an earlier run's), and a hooks directory with such a
+// hook: a read-only bind keeps the name, not the file, which a command
+// could write through the other link, for the host's git to run. No jail
+// rather than one that leaves it writable.
+func linkedElsewhere(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return nil // gone meanwhile: nothing of it to keep
+	}
+	check := []string{path}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if filepath.Base(path) != "hooks" {
+			return nil
+		}
+		check = check[:0]
+		ents, _ := os.ReadDir(path)
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				check = append(check, filepath.Join(path, e.Name()))
+			}
+		}
+	}
+	for _, p := range check {
+		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+			return fmt.Errorf("cannot protect %s: it has %d hard links, and a command could write it through another; remove the others, outside wsh (find / -xdev -samefile %s)", p, st.Nlink, p)
+		}
+	}
+	return nil
 }
 
 // protector knows the protected paths of a Jailer.
