@@ -355,3 +355,40 @@ cat alive
 		}
 	}
 }
+
+// pollFor is a shell loop that waits, at most 60 s, until the file f is
+// there.
+func pollFor(f string) string {
+	return `i=0; until [ -e ` + f + ` ] || [ $i -ge 6000 ]; do sleep 0.01; i=$((i+1)); done`
+}
+
+// TestProtectInPlaceShellRedirection: the shell's own redirection right
+// after git init (echo node_modules > .gitignore, a write done by the file
+// server of the session's jail) binds the new repository's paths in the
+// live jail as a command would: a job started before goes on, and the
+// hooks are read-only afterwards.
+func TestProtectInPlaceShellRedirection(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			home, proj := homeProject(t, u)
+			script := `sh -c '` + pollFor("go") + `; echo alive > alive' &
+git init -q
+echo node_modules > .gitignore
+touch go
+wait
+cat alive .gitignore
+` + inPlaceWriteProbe + ".git/hooks/pre-commit\nset -- .git/hooks\n" + roMounts + "\n"
+			r := runWsh(t, u, proj, append([]string{"HOME=" + home}, sessionEnv...), script)
+			want := "alive\nnode_modules\n.git/hooks/pre-commit EROFS\nmount .git/hooks: ro,"
+			if r.status != 0 || !strings.HasPrefix(r.stdout, want) {
+				t.Errorf("status %d, want stdout beginning %q\nstdout:\n%s\nstderr:\n%s", r.status, want, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "the session's jail ends") || strings.Contains(r.stderr, "new session") {
+				t.Errorf("the session was made anew:\n%s", r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(proj, ".git/hooks/pre-commit")); err == nil {
+				t.Errorf("the hook was written on the host")
+			}
+		})
+	}
+}
