@@ -217,7 +217,11 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protecti
 	if c == nil || c.sj == nil || c.isEnded() {
 		return // the next server is started in a jail made now
 	}
-	sj, hidden := c.sj, f.j.sessionPrint(c.sj.rung)
+	sj := c.sj
+	if sj.rung != proto.RungFull || sj.unprotected(prot) == "" {
+		return // the common case, before the look at the hidden paths
+	}
+	hidden := f.j.sessionPrint(sj.rung)
 	if !sj.protectable(hidden) || sj.stale(prot, hidden) == "" {
 		return
 	}
