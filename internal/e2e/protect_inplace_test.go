@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -353,5 +354,96 @@ cat alive
 				}
 			})
 		}
+	}
+}
+
+// pollFor is a shell loop that waits, at most 60 s, until the file f is
+// there.
+func pollFor(f string) string {
+	return `i=0; until [ -e ` + f + ` ] || [ $i -ge 6000 ]; do sleep 0.01; i=$((i+1)); done`
+}
+
+// TestProtectInPlaceShellRedirection: the shell's own redirection right
+// after git init (echo node_modules > .gitignore, a write done by the file
+// server of the session's jail) binds the new repository's paths in the
+// live jail as a command would: a job started before goes on, and the
+// hooks are read-only afterwards.
+func TestProtectInPlaceShellRedirection(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			home, proj := homeProject(t, u)
+			script := `sh -c '` + pollFor("go") + `; echo alive > alive' &
+git init -q
+echo node_modules > .gitignore
+touch go
+wait
+cat alive .gitignore
+` + inPlaceWriteProbe + ".git/hooks/pre-commit\nset -- .git/hooks\n" + roMounts + "\n"
+			r := runWsh(t, u, proj, append([]string{"HOME=" + home}, sessionEnv...), script)
+			want := "alive\nnode_modules\n.git/hooks/pre-commit EROFS\nmount .git/hooks: ro,"
+			if r.status != 0 || !strings.HasPrefix(r.stdout, want) {
+				t.Errorf("status %d, want stdout beginning %q\nstdout:\n%s\nstderr:\n%s", r.status, want, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr, "the session's jail ends") || strings.Contains(r.stderr, "new session") {
+				t.Errorf("the session was made anew:\n%s", r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(proj, ".git/hooks/pre-commit")); err == nil {
+				t.Errorf("the hook was written on the host")
+			}
+		})
+	}
+}
+
+// TestProtectInPlaceSaysLaterWrites: a job that worked in the new
+// repository's hooks and held its config open before wsh bound them
+// read-only writes through them after (its working directory and its
+// descriptor are on the old, writable mount): a direct write is refused,
+// and wsh says, once the run ends, the hook and the config key written.
+func TestProtectInPlaceSaysLaterWrites(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			home, proj := homeProject(t, u)
+			// The job tells through a FIFO that it is in the hooks with
+			// the config open: no command of the session starts (and
+			// binds the repository) before (read, a builtin, and its
+			// redirection, a read, bind nothing).
+			fifo := filepath.Join(proj, "inited")
+			if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(fifo, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			script := `sh -c 'git init -q; cd .git/hooks; exec 3>>../config; echo > ../../inited; ` + pollFor("../../go") + `
+printf "#!/bin/sh\necho PWNED\n" > pre-commit; chmod +x pre-commit; printf "[core]\n\tfsmonitor = true\n" >&3' &
+read x < inited
+/bin/true
+` + inPlaceWriteProbe + `.git/hooks/direct
+touch go
+wait
+echo done
+`
+			r := runWsh(t, u, proj, append([]string{"HOME=" + home}, sessionEnv...), script)
+			if r.status != 0 || r.stdout != ".git/hooks/direct EROFS\ndone\n" {
+				t.Errorf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+			}
+			hook := filepath.Join(proj, ".git", "hooks", "pre-commit")
+			config := filepath.Join(proj, ".git", "config")
+			if _, err := os.Lstat(hook); err != nil {
+				t.Fatalf("the job's hook is not on the host (%v): the case is not made", err)
+			}
+			for _, want := range []string{
+				filepath.Join(proj, ".git", "hooks") + " was changed after wsh made it read-only",
+				hook,
+				config + ", written after wsh made it read-only, sets core.fsmonitor",
+			} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("wsh did not say %q:\n%s", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "cannot keep it read-only") {
+				t.Errorf("said as on a lower rung:\n%s", r.stderr)
+			}
+		})
 	}
 }

@@ -99,6 +99,9 @@ func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, pro
 		return nil, unix.ENOENT // as the kernel answers an empty path
 	}
 	write := prot != nil
+	if write {
+		f.protectInSession(ctx, dir, prot)
+	}
 	for try := 0; ; try++ {
 		c, oneOff, err := f.get(write, dir, prot)
 		if err != nil {
@@ -199,6 +202,43 @@ func (f *files) get(write bool, dir string, prot *protection) (c *filesConn, one
 	}
 	f.conn = c
 	return c, false, nil
+}
+
+// protectInSession binds in the live session's jail, as a command's
+// start would (sessionFor), the protected paths that appeared since it
+// was made, before a write of the shell's in dir whose protection is
+// prot (echo x > .gitignore right after git init): the session, and what
+// runs in it, go on. When they cannot be bound, get finds the session
+// stale and makes it anew, as before.
+func (f *files) protectInSession(ctx context.Context, dir string, prot *protection) {
+	f.mu.Lock()
+	c := f.conn
+	f.mu.Unlock()
+	if c == nil || c.sj == nil || c.isEnded() {
+		return // the next server is started in a jail made now
+	}
+	sj := c.sj
+	if sj.rung != proto.RungFull || sj.unprotected(prot) == "" {
+		return // the common case, before the look at the hidden paths
+	}
+	hidden := f.j.sessionPrint(sj.rung)
+	if !sj.protectable(hidden) || sj.stale(prot, hidden) == "" {
+		return
+	}
+	own := *prot
+	if dir != sj.dir {
+		var err error
+		if own, err = f.j.protector.protection(sj.dir, true); err != nil {
+			return // get says it, as it finds the session stale
+		}
+	}
+	if sj.stale(&own, hidden) == "" {
+		return // stale for dir alone: a server of its own does it (get)
+	}
+	f.j.noteConfigs(&own)
+	if err := f.j.protectInPlace(ctx, sj, &own); err != nil {
+		fmt.Fprintf(f.j.warn, "wsh: %s could not be protected in the session's jail (%v)\n", sj.unprotected(&own), err)
+	}
 }
 
 // filesStale says why c's jail is not what a jail made now would be for

@@ -72,17 +72,20 @@ type Jailer struct {
 	startOnce   sync.Once
 	// gitNote is said once, with the first git command, when the start
 	// directory lies below the top of a repository that is not writable.
-	gitNote string
-	gitOnce sync.Once
-	madeSaid    sync.Map    // protected paths a command made, said once each
+	gitNote  string
+	gitOnce  sync.Once
+	madeSaid sync.Map // protected paths a command made, said once each
 	// configs are the git configs protected so far, by path and
 	// identity (noteConfigs); nil until the first protection is taken.
-	configsMu sync.Mutex
-	configs   map[configSeen]bool
+	configsMu   sync.Mutex
+	configs     map[configSeen]bool
 	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
 	watching    map[*protection]bool   // the protection of each command running
 	shellWrites map[string]*protection // noteShellWrite
+	// bound are the stamps of the paths bound read-only in a live
+	// session, taken at the bind (watchBound).
+	bound map[string]string
 	// writeMu is held (read) by a write of the shell's from its
 	// protection to its open, and for good by Close before the
 	// placeholders go.
@@ -411,8 +414,10 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	err = j.run(ctx, c)
 	err = j.checkWorktrees(wts, err)
 	// What the shell's redirections wrote, its own and those before it,
-	// once each file is written (noteShellWrite).
+	// once each file is written (noteShellWrite), and what was written
+	// through a path bound read-only during the run (watchBound).
 	j.checkShellWrites()
+	j.checkBound()
 	return interrupted(ctx, c.rc, err)
 }
 

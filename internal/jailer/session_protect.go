@@ -32,7 +32,9 @@ const protectTimeout = 30 * time.Second
 // now. Between the moment a path appeared (git init made .git/hooks) and
 // this bind, a command of the session (the one that ran git init, or a
 // job running meanwhile) could write there: what it wrote stays, and a
-// hook among it is said once the bind is made (sayEarlyHooks). One at a
+// hook among it is said once the bind is made (sayHooks). What a process
+// that held a path open, or worked in it, writes after the bind is said
+// after the command (watchBound). One at a
 // time: a concurrent command waits, and then finds its paths protected.
 func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protection) error {
 	sj.protectMu.Lock()
@@ -66,24 +68,26 @@ func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *prot
 		sj.paths[id] = true
 	}
 	sj.mu.Unlock()
+	j.watchBound(paths)
 	if sj.git != nil {
 		// A new repository's config is written through wsh as the
 		// others are (git remote add right after git init).
 		sj.git.addConfigs(append(append([]proto.PathID(nil), pins...), paths...))
 	}
 	for _, id := range paths {
-		j.sayEarlyHooks(id.Path)
+		j.sayHooks(id.Path, false)
 	}
 	return nil
 }
 
-// sayEarlyHooks says each hook in dir, a hooks directory that appeared
+// sayHooks says each hook in dir, a hooks directory that appeared
 // during the run and is read-only now: git init and git clone make only
 // samples there (NAME.sample, which git never runs), so any other file
 // was written by a command of the session before wsh bound the directory
 // (in the same command as the git init, or by a job running meanwhile),
-// and the host's next git command would run it.
-func (j *Jailer) sayEarlyHooks(dir string) {
+// or after (late) by a process that worked in it from before, and the
+// host's next git command would run it.
+func (j *Jailer) sayHooks(dir string, late bool) {
 	if filepath.Base(dir) != "hooks" {
 		return
 	}
@@ -96,8 +100,18 @@ func (j *Jailer) sayEarlyHooks(dir string) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", p)
+		switch {
+		case late:
+			if _, early := j.madeSaid.Load("early-hook:" + p); early {
+				continue // said as written before the bind
+			}
+			if _, said := j.madeSaid.LoadOrStore("late-hook:"+p, true); !said {
+				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", p)
+			}
+		default:
+			if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
+				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", p)
+			}
 		}
 	}
 }
@@ -136,13 +150,14 @@ func (j *Jailer) noteConfigs(prot *protection) {
 	}
 	j.configsMu.Unlock()
 	for _, p := range fresh {
-		j.sayConfigKeys(p)
+		j.sayConfigKeys(p, "made during the run before wsh could make it read-only")
 	}
 }
 
 // sayConfigKeys says each key of the git config p that the host's git
-// would run or load (gitKeyRefusal), once per file and key.
-func (j *Jailer) sayConfigKeys(p string) {
+// would run or load (gitKeyRefusal), once per file and key; when says
+// when p was written.
+func (j *Jailer) sayConfigKeys(p, when string) {
 	b, err := readRegular(p, maxGitConfig)
 	if err != nil {
 		return // gone, or not a file: nothing in it for git to read
@@ -154,7 +169,7 @@ func (j *Jailer) sayConfigKeys(p string) {
 	}
 	for _, r := range refusedEntries(nil, es) {
 		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.key, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s, made during the run before wsh could make it read-only, sets %s, which %s: check it before a program on the host reads it\n", p, r.key, r.why)
+			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", p, when, r.key, r.why)
 		}
 	}
 }

@@ -154,10 +154,12 @@ func (j *Jailer) waitCommands(d time.Duration) {
 	}
 }
 
-// checkWatched checks the protection of every command still running, and
-// what the shell's own redirections wrote.
+// checkWatched checks the protection of every command still running,
+// what the shell's own redirections wrote, and the paths bound read-only
+// during the run.
 func (j *Jailer) checkWatched() {
 	j.checkShellWrites()
+	j.checkBound()
 	j.watchMu.Lock()
 	var ps []*protection
 	for p := range j.watching {
