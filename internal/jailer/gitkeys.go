@@ -26,7 +26,7 @@ var gitAllowedKeys = map[string]bool{
 	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
 	"core.eol": true, "core.sparsecheckout": true, "core.sparsecheckoutcone": true,
 	"extensions.worktreeconfig": true, // not objectformat, refstorage: set to what the repository is not, it cannot be read
-	"init.defaultbranch": true,
+	"init.defaultbranch":        true,
 	// pull, push and fetch settings
 	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
 	"fetch.prune": true, "fetch.prunetags": true,
