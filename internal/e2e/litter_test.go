@@ -193,7 +193,14 @@ func TestNothingLeftBehind(t *testing.T) {
 				up := gate(t, "up")
 				b := startBg(t, u, dir, []string{"UP=" + up}, `sh -c 'echo up > "$UP"; exec sleep 100'; sh -c 'ls -a'`)
 				reached(t, b, up)
-				kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", b.cmd.Process.Pid, b.cmd.Process.Pid))
+				// Each thread's children: the init is forked by the
+				// thread its launch ran on, not always the main one.
+				var kids []byte
+				tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", b.cmd.Process.Pid))
+				for _, f := range tasks {
+					k, _ := os.ReadFile(f)
+					kids = append(append(kids, k...), ' ')
+				}
 				if err != nil || len(strings.Fields(string(kids))) == 0 {
 					t.Fatalf("wsh's children: %q %v", kids, err)
 				}
