@@ -328,6 +328,12 @@ func TestGitConfigWrittenBeforeProtectedIsSaid(t *testing.T) {
 			if strings.Contains(r.stderr, "sets user.email") {
 				t.Errorf("an allowed key was said:\n%s", r.stderr)
 			}
+			// The same as the run's last command: said at its end.
+			dir2 := h.newProject(t, "gitcfg-early-last")
+			r = runWsh(t, u, dir2, h.env(jailEnv...), `sh -c 'git init -q && git config core.fsmonitor "touch /x"'`)
+			if want := filepath.Join(dir2, ".git", "config") + ", made during the run before wsh could make it read-only, sets core.fsmonitor"; strings.Count(r.stderr, want) != 1 {
+				t.Errorf("as the last command: not said once:\n%s", r.stderr)
+			}
 		})
 	}
 }
@@ -449,6 +455,63 @@ func TestProtectedHardLinkRefused(t *testing.T) {
 			}
 			if b, err := os.ReadFile(filepath.Join(dir, ".git", "config")); err != nil || strings.Contains(string(b), "fsmonitor") {
 				t.Errorf("the host's config: %q, %v", b, err)
+			}
+		})
+	}
+}
+
+// TestGitBareRemoteProtected: a bare repository in the project (a local
+// remote, remote.git: it has no .git) is protected as a repository's
+// gitdir: its hooks, which the host's next push runs, are read-only, and
+// its config is written through wsh (a key that runs code refused). It
+// was not protected at all. Root and 65534.
+func TestGitBareRemoteProtected(t *testing.T) {
+	script := `echo 'touch /tmp/x' > remote.git/hooks/pre-receive 2>/dev/null; echo "hook $?"
+git config -f remote.git/config core.hooksPath /tmp 2>/dev/null; echo "config $?"
+git config -f remote.git/config receive.denyCurrentBranch ignore 2>/dev/null; echo "receive $?"`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			cfg := filepath.Join(dir, "remote.git", "config")
+			before, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runWsh(t, u, dir, h.env(jailEnv...), script)
+			if r.stdout != "hook 1\nconfig 4\nreceive 4\n" {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "remote.git", "hooks", "pre-receive")); err == nil {
+				t.Errorf("a hook was planted in the bare remote")
+			}
+			if after, err := os.ReadFile(cfg); err != nil || !bytes.Equal(after, before) {
+				t.Errorf("the bare remote's config: %q, %v", after, err)
+			}
+		})
+	}
+}
+
+// TestGitConfigBranchRemoteNamesARemote: a branch's remote or pushremote
+// must name a remote of the config (or "."): git takes any other name as
+// a URL, so a command could send the host's next plain git push to a
+// repository of its own. And what wsh says of a URL written shows it
+// quoted where it holds what a terminal would not print (an escape that
+// would hide the rest of the line). Root and 65534.
+func TestGitConfigBranchRemoteNamesARemote(t *testing.T) {
+	script := `git config branch.master.pushremote /tmp/elsewhere.git 2>/dev/null; echo "pushremote $?"
+git remote add up "$(printf '/tmp/a\033[8mb')" && git config branch.master.remote up && echo "remote up"`
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			r := runWsh(t, u, dir, h.env(jailEnv...), script)
+			if r.stdout != "pushremote 4\nremote up\n" || !strings.Contains(r.stderr, "branch.master.pushremote names no remote") {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, `wsh: wrote remote.up.url = "/tmp/a\x1b[8mb"`) || strings.Contains(r.stderr, "\x1b") {
+				t.Errorf("the URL is not shown quoted:\n%q", r.stderr)
+			}
+			if list := gitHome(t, u, h.dir, dir, "config", "--list", "--local"); strings.Contains(list, "pushremote") {
+				t.Errorf("the host's config:\n%s", list)
 			}
 		})
 	}

@@ -119,12 +119,16 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 	}
 	var out []refusedEntry
 	said := map[string]bool{}
+	remotes := remoteNames(new)
 	for _, e := range new {
 		if have[e] > 0 {
 			have[e]--
 			continue
 		}
 		why := gitKeyRefusal(e)
+		if p := gitKeyPattern(e.key); why == "" && (p == "branch.*.remote" || p == "branch.*.pushremote") && e.value != "." && !remotes[e.value] {
+			why = "names no remote of the config: git takes it as a URL, where the host's next fetch or push would go"
+		}
 		if why == "" && gitFixedKeys[e.key] && keys[e.key] && !formatUp(old, e) {
 			why = "would change what the host's git found when it made the repository"
 		}
@@ -141,6 +145,18 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 		if gitFixedKeys[k] && !newKeys[k] && !said[k] {
 			said[k] = true
 			out = append(out, refusedEntry{k, "would remove what the host's git found when it made the repository"})
+		}
+	}
+	return out
+}
+
+// remoteNames are the remotes es names (remote.NAME.*).
+func remoteNames(es []gitEntry) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range es {
+		i, j := strings.IndexByte(e.key, '.'), strings.LastIndexByte(e.key, '.')
+		if i > 0 && j > i && e.key[:i] == "remote" {
+			out[e.key[i+1:j]] = true
 		}
 	}
 	return out

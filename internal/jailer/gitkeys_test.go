@@ -37,6 +37,8 @@ func TestGitRefusedEntries(t *testing.T) {
 		{"format 2", []gitEntry{host[0], {key: "core.repositoryformatversion", value: "2"}}, []string{"core.repositoryformatversion"}},
 		{"ref storage", []gitEntry{host[0], {key: "extensions.refstorage", value: "reftable"}}, []string{"extensions.refstorage"}},
 		{"branch ext remote", []gitEntry{host[0], {key: "branch.main.remote", value: "ext::sh -c x"}, {key: "branch.main.pushremote", value: "ext::sh"}}, []string{"branch.main.remote", "branch.main.pushremote"}},
+		{"branch remote a path", []gitEntry{host[0], {key: "branch.main.pushremote", value: "/tmp/evil.git"}}, []string{"branch.main.pushremote"}},
+		{"branch remote a remote", []gitEntry{host[0], {key: "remote.Up.url", value: "/x"}, {key: "branch.main.remote", value: "Up"}, {key: "branch.dev.remote", value: "."}}, nil},
 	} {
 		var got []string
 		for _, r := range refusedEntries(host, c.new) {

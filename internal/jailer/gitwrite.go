@@ -163,7 +163,7 @@ func (m *gitMediator) write(host string, dst unix.Stat_t, content []byte) error 
 	for _, e := range newE {
 		if p := gitKeyPattern(e.key); (p == "remote.*.url" || p == "remote.*.pushurl") && !slices.Contains(oldE, e) {
 			// Allowed, and where the host's next fetch or push goes.
-			fmt.Fprintf(m.warn, "wsh: wrote %s = %s to %s: the host's next git fetch or push there goes to it\n", e.key, e.value, host)
+			fmt.Fprintf(m.warn, "wsh: wrote %s = %s to %s: the host's next git fetch or push there goes to it\n", shown(e.key), shown(e.value), shown(host))
 		}
 	}
 	return nil
@@ -183,9 +183,9 @@ func replaceContent(f *os.File, content []byte) error {
 // say tells the user why a write of a config was refused.
 func (m *gitMediator) say(host, key, why string) {
 	if key != "" {
-		why = key + " " + why
+		why = shown(key) + " " + why
 	}
-	fmt.Fprintf(m.warn, "wsh: refused a write of %s: %s\n", host, why)
+	fmt.Fprintf(m.warn, "wsh: refused a write of %s: %s\n", shown(host), why)
 }
 
 // A gitEntry is one entry of a config as git lists it: the key (section

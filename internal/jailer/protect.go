@@ -370,6 +370,9 @@ func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
 	var repos []string
 	for _, d := range append(dirs, p.learnedRepos()...) {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
+		if errors.Is(err, fs.ErrNotExist) && isBare(d) {
+			err = nil // a bare repository: remote.git
+		}
 		if err == nil {
 			if !contains(repos, d) {
 				repos = append(repos, d)
@@ -736,12 +739,15 @@ func (p *protector) rootOf(path string) string {
 func (p *protector) gitCandidates(base, global string, pr *protection) ([]candidate, error) {
 	gitPath := filepath.Join(base, ".git")
 	fi, err := os.Lstat(gitPath)
-	if err != nil {
-		return nil, p.unlessBenign(err, base)
-	}
 	var out []candidate
 	gitdir := gitPath
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && isBare(base):
+		// A bare repository (a local remote, remote.git, beside the
+		// work): its own gitdir, whose hooks a push runs.
+		gitdir = base
+	case err != nil:
+		return nil, p.unlessBenign(err, base)
 	case fi.IsDir():
 		// One that holds no gitdir is no repository (noGitdir), on the
 		// same lstat: another run may make its placeholder there as
@@ -1057,6 +1063,18 @@ func (p *protector) looksLikeGitdir(d string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// isBare says d is a bare repository: a gitdir of its own, as git finds
+// one (HEAD a file, objects and refs directories), with no .git.
+func isBare(d string) bool {
+	for n, dir := range map[string]bool{"HEAD": false, "objects": true, "refs": true} {
+		fi, err := os.Lstat(filepath.Join(d, n))
+		if err != nil || fi.IsDir() != dir || !dir && !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // maxGitFile is the most of a .git file, a commondir or a gitdir file

@@ -49,6 +49,7 @@ func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) err
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
 		j.checkShellWrites()
+		j.noteConfigsAtEnd()
 		j.checkBound()
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)

@@ -106,11 +106,11 @@ func (j *Jailer) sayHooks(dir string, late bool) {
 				continue // said as written before the bind
 			}
 			if _, said := j.madeSaid.LoadOrStore("late-hook:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", p)
+				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", shown(p))
 			}
 		default:
 			if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", p)
+				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", shown(p))
 			}
 		}
 	}
@@ -164,12 +164,28 @@ func (j *Jailer) sayConfigKeys(p, when string) {
 	}
 	es, err := gitEntries(b)
 	if err != nil {
-		fmt.Fprintf(j.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", p, err)
+		fmt.Fprintf(j.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", shown(p), err)
 		return
 	}
 	for _, r := range refusedEntries(nil, es) {
 		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.key, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", p, when, r.key, r.why)
+			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.key), r.why)
 		}
+	}
+}
+
+// noteConfigsAtEnd is noteConfigs at a Run's end, when a command ran on
+// the full rung: the last command's git configs (a repository it made, a
+// worktree's commondir it pointed elsewhere) are read without a next
+// command to take a protection. Without mounts: no placeholder is made.
+func (j *Jailer) noteConfigsAtEnd() {
+	j.configsMu.Lock()
+	ran := j.configs != nil
+	j.configsMu.Unlock()
+	if !ran || j.cfg.NoSandbox || j.rung != proto.RungFull {
+		return
+	}
+	if prot, err := j.protector.protection(j.filesDir(), false); err == nil {
+		j.noteConfigs(&prot)
 	}
 }

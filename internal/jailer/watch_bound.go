@@ -62,7 +62,7 @@ func (j *Jailer) checkBound() {
 			continue
 		case before == stampTooLarge || now == stampTooLarge:
 			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", p, maxStamped)
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", shown(p), maxStamped)
 			}
 			continue
 		}
@@ -74,7 +74,7 @@ func (j *Jailer) checkBound() {
 			continue
 		}
 		if _, said := j.madeSaid.LoadOrStore("changed:"+p+"\x00"+now, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s was changed after wsh made it read-only during the run (a process that held it open, or worked in it, from before still can write it): check it before a program on the host reads it\n", p)
+			fmt.Fprintf(j.warn, "wsh: %s was changed after wsh made it read-only during the run (a process that held it open, or worked in it, from before still can write it): check it before a program on the host reads it\n", shown(p))
 		}
 		j.sayHooks(p, true)
 	}
