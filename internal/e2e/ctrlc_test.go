@@ -208,6 +208,8 @@ func TestInteractive(t *testing.T) {
 			typeLine := func(s string) { p.tmux("send-keys", "-l", s); p.tmux("send-keys", "Enter") }
 			typeLine("grep NoNewPrivs /proc/self/status | tr -d '\\t '")
 			p.waitFor("NoNewPrivs:1", 10*time.Second)
+			// The next prompt, before typing on, as a person waits for it.
+			p.waitFor(ps1, 10*time.Second)
 			typeLine("if true; then")
 			p.waitFor(">", 10*time.Second)
 			typeLine("echo multi-line; fi")

@@ -403,6 +403,9 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		return interp.ExitStatus(le.status)
 	}
 	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
+	if rs, ok := ctx.Value(runKey{}).(*runState); ok {
+		rs.ranCommand.Store(true)
+	}
 	c.rc = j.running.start(c)
 	defer j.commandEnded(c.rc)
 	if sig := j.jobs.killed(hc); sig != 0 {

@@ -23,6 +23,8 @@ type runState struct {
 	// ends, in every interpreter of it (a subshell's, a command
 	// substitution's), as bash's script does.
 	interrupted atomic.Bool
+	// ranCommand: an external command ran (noteConfigsAtEnd).
+	ranCommand atomic.Bool
 }
 
 type runKey struct{}
@@ -49,7 +51,9 @@ func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) err
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
 		j.checkShellWrites()
-		j.noteConfigsAtEnd()
+		if rs.ranCommand.Load() {
+			j.noteConfigsAtEnd()
+		}
 		j.checkBound()
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)
