@@ -487,6 +487,37 @@ git config -f remote.git/config receive.denyCurrentBranch ignore 2>/dev/null; ec
 			if after, err := os.ReadFile(cfg); err != nil || !bytes.Equal(after, before) {
 				t.Errorf("the bare remote's config: %q, %v", after, err)
 			}
+			// A run that makes it look other than bare to wsh, as git
+			// still takes it: an empty .git in it, objects a symlink.
+			for _, defeat := range []string{"mkdir remote.git/.git", "mv remote.git/objects remote.git/objects.d && ln -s objects.d remote.git/objects"} {
+				runWsh(t, u, dir, h.env(jailEnv...), defeat)
+				r := runWsh(t, u, dir, h.env(jailEnv...), script)
+				if r.stdout != "hook 1\nconfig 4\nreceive 4\n" {
+					t.Errorf("after %q: stdout %q\n%s", defeat, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestProtectedHookLinkedElsewhere: a hook of a core.hooksPath directory
+// (of any name) with another hard link, made by an earlier run before
+// the directory was protected, fails the protection: the bind keeps the
+// name, the other link would write the hook. Root and 65534.
+func TestProtectedHookLinkedElsewhere(t *testing.T) {
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			h, dir := homeRepo(t, u)
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			mustRun(t, u, dir, h.env(jailEnv...), `mkdir .githooks && echo 'echo benign' > .githooks/pre-commit && ln .githooks/pre-commit notes.txt`)
+			gitHome(t, u, h.dir, dir, "config", "core.hooksPath", ".githooks")
+			r := runWsh(t, u, dir, h.env(jailEnv...), `echo 'echo evil' >> notes.txt; echo "via link $?"`)
+			if !strings.Contains(r.stderr, "cannot protect "+filepath.Join(dir, ".githooks", "pre-commit")+": it has 2 hard links") {
+				t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, ".githooks", "pre-commit")); strings.Contains(string(b), "evil") {
+				t.Errorf("the hook was written through its other link: %q", b)
+			}
 		})
 	}
 }

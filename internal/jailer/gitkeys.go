@@ -119,14 +119,21 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 	}
 	var out []refusedEntry
 	said := map[string]bool{}
-	remotes := remoteNames(new)
+	oldRemotes, remotes := remoteNames(old), remoteNames(new)
 	for _, e := range new {
+		p := gitKeyPattern(e.key)
+		branchRemote := (p == "branch.*.remote" || p == "branch.*.pushremote") && e.value != "." && !remotes[e.value]
 		if have[e] > 0 {
 			have[e]--
+			if branchRemote && oldRemotes[e.value] && !said[e.key] {
+				// Its remote's URL removed: git takes the name as a path now.
+				said[e.key] = true
+				out = append(out, refusedEntry{e.key, "would name a remote the config no longer has: git takes it as a URL, where the host's next fetch or push would go"})
+			}
 			continue
 		}
 		why := gitKeyRefusal(e)
-		if p := gitKeyPattern(e.key); why == "" && (p == "branch.*.remote" || p == "branch.*.pushremote") && e.value != "." && !remotes[e.value] {
+		if why == "" && branchRemote {
 			why = "names no remote of the config: git takes it as a URL, where the host's next fetch or push would go"
 		}
 		if why == "" && gitFixedKeys[e.key] && keys[e.key] && !formatUp(old, e) {
@@ -150,12 +157,13 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 	return out
 }
 
-// remoteNames are the remotes es names (remote.NAME.*).
+// remoteNames are the remotes es gives a URL (remote.NAME.url): a
+// remote without one is taken by its name, as a path.
 func remoteNames(es []gitEntry) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range es {
 		i, j := strings.IndexByte(e.key, '.'), strings.LastIndexByte(e.key, '.')
-		if i > 0 && j > i && e.key[:i] == "remote" {
+		if i > 0 && j > i && e.key[:i] == "remote" && e.key[j+1:] == "url" {
 			out[e.key[i+1:j]] = true
 		}
 	}

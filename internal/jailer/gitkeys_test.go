@@ -39,6 +39,7 @@ func TestGitRefusedEntries(t *testing.T) {
 		{"branch ext remote", []gitEntry{host[0], {key: "branch.main.remote", value: "ext::sh -c x"}, {key: "branch.main.pushremote", value: "ext::sh"}}, []string{"branch.main.remote", "branch.main.pushremote"}},
 		{"branch remote a path", []gitEntry{host[0], {key: "branch.main.pushremote", value: "/tmp/evil.git"}}, []string{"branch.main.pushremote"}},
 		{"branch remote a remote", []gitEntry{host[0], {key: "remote.Up.url", value: "/x"}, {key: "branch.main.remote", value: "Up"}, {key: "branch.dev.remote", value: "."}}, nil},
+		{"branch remote without a url", []gitEntry{host[0], {key: "remote.sink.fetch", value: "+refs/heads/*:refs/remotes/sink/*"}, {key: "branch.main.remote", value: "sink"}}, []string{"branch.main.remote"}},
 	} {
 		var got []string
 		for _, r := range refusedEntries(host, c.new) {
@@ -47,5 +48,10 @@ func TestGitRefusedEntries(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: refused %v, want %v", c.name, got, c.want)
 		}
+	}
+	// A remote's URL removed while a branch still names it.
+	old := []gitEntry{{key: "remote.x.url", value: "/x"}, {key: "branch.main.remote", value: "x"}}
+	if r := refusedEntries(old, old[1:]); len(r) != 1 || r[0].key != "branch.main.remote" {
+		t.Errorf("the remote's URL removed under a branch: refused %v", r)
 	}
 }

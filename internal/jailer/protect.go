@@ -274,8 +274,8 @@ func (pr *protection) add(path string, pin bool) {
 
 // linkedElsewhere fails a protected file with another hard link (made by
 // a command in the same command as the repository, git init && ln
-// .git/config x, or an earlier run's), and a hooks directory with such a
-// hook: a read-only bind keeps the name, not the file, which a command
+// .git/config x, or an earlier run's), and a protected directory with
+// such a file (a hook): a read-only bind keeps the name, not the file, which a command
 // could write through the other link, for the host's git to run. No jail
 // rather than one that leaves it writable.
 func linkedElsewhere(path string) error {
@@ -285,13 +285,13 @@ func linkedElsewhere(path string) error {
 	}
 	check := []string{path}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if filepath.Base(path) != "hooks" {
-			return nil
-		}
+		// Its files, one level down: hooks (of .git/hooks, of a
+		// core.hooksPath of any name), a tool's settings. Not git's
+		// samples, which it never runs (a dedup tool links them).
 		check = check[:0]
 		ents, _ := os.ReadDir(path)
 		for _, e := range ents {
-			if e.Type().IsRegular() {
+			if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample") {
 				check = append(check, filepath.Join(path, e.Name()))
 			}
 		}
@@ -751,9 +751,16 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 	case fi.IsDir():
 		// One that holds no gitdir is no repository (noGitdir), on the
 		// same lstat: another run may make its placeholder there as
-		// this one looks.
-		if empty, err := p.noGitdir(gitPath); err != nil || empty {
+		// this one looks. git passes over it: a bare repository with
+		// an empty .git (a command's) is still one.
+		empty, err := p.noGitdir(gitPath)
+		switch {
+		case err != nil:
 			return nil, err
+		case empty && isBare(base):
+			gitdir = base
+		case empty:
+			return nil, nil
 		}
 	case fi.Mode().IsRegular():
 		d, ok := readGitFile(gitPath)
@@ -1067,10 +1074,18 @@ func (p *protector) looksLikeGitdir(d string) (bool, error) {
 
 // isBare says d is a bare repository: a gitdir of its own, as git finds
 // one (HEAD a file, objects and refs directories), with no .git.
+//
+// As git looks: objects and refs through a symlink, a HEAD that is a
+// symlink (to refs/...); what git would not take is taken all the same
+// (a HEAD of any content): protecting too much costs a placeholder, too
+// little a hook on the host.
 func isBare(d string) bool {
-	for n, dir := range map[string]bool{"HEAD": false, "objects": true, "refs": true} {
-		fi, err := os.Lstat(filepath.Join(d, n))
-		if err != nil || fi.IsDir() != dir || !dir && !fi.Mode().IsRegular() {
+	if _, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil {
+		return false
+	}
+	for _, n := range []string{"objects", "refs"} {
+		fi, err := os.Stat(filepath.Join(d, n))
+		if err != nil || !fi.IsDir() {
 			return false
 		}
 	}
