@@ -51,7 +51,12 @@ func (p *pane) tmuxErr(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := p.cmd(args...)
-	out, err := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...).CombinedOutput()
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	// The server's socket is in the pane's TMUX_TMPDIR, as its user:
+	// without both, kill-server found no server, which lived on (a pane
+	// with its sleep 600) past the test.
+	c.Env, c.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	out, err := c.CombinedOutput()
 	return string(out), err
 }
 
