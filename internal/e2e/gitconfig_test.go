@@ -435,13 +435,13 @@ git config core.repositoryformatversion 1 && git config extensions.worktreeConfi
 	}
 }
 
-// TestProtectedHardLinkRefused: a command that makes a repository and a
+// TestGitHardLinkRefused: a command that makes a repository and a
 // hard link to its config in one go (before wsh can bind the config
 // read-only) cannot write the host's config through the link later: a
 // protected file with another link fails the protection, and every
 // command after it is refused (126), said with the way out. Root and
 // 65534, session and (E2E_WSH_JAIL=command) a jail per command.
-func TestProtectedHardLinkRefused(t *testing.T) {
+func TestGitHardLinkRefused(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			h := userHome(t, u)
@@ -500,11 +500,11 @@ git config -f remote.git/config receive.denyCurrentBranch ignore 2>/dev/null; ec
 	}
 }
 
-// TestProtectedHookLinkedElsewhere: a hook of a core.hooksPath directory
+// TestGitHookLinkedElsewhere: a hook of a core.hooksPath directory
 // (of any name) with another hard link, made by an earlier run before
 // the directory was protected, fails the protection: the bind keeps the
 // name, the other link would write the hook. Root and 65534.
-func TestProtectedHookLinkedElsewhere(t *testing.T) {
+func TestGitHookLinkedElsewhere(t *testing.T) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			h, dir := homeRepo(t, u)

@@ -248,7 +248,9 @@ func TestWorktreeAddAttribution(t *testing.T) {
 				os.RemoveAll(bg)
 				os.RemoveAll(fromTmp)
 			})
-			r := h.run(t, repo, `git worktree add -q ../wt-attr-bg & sleep 3; echo "fg $?"; wait $!; echo "bg $?"
+			// The foreground command runs until the job's git made the
+			// worktree's entry: the two ran side by side.
+			r := h.run(t, repo, `git worktree add -q ../wt-attr-bg & sh -c 'while [ ! -e .git/worktrees/wt-attr-bg/gitdir ]; do sleep 0.05; done'; echo "fg $?"; wait $!; echo "bg $?"
 cd /tmp && git -C `+repo+` worktree add -q `+fromTmp+`; echo "-C $?"`)
 			if r.stdout != "fg 0\nbg 0\n-C 1\n" {
 				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
