@@ -126,38 +126,19 @@ func (s *server) endLower() {
 	sweep.Kill(os.Getpid(), endGrace)
 }
 
-// A seccompNotif is the kernel's struct seccomp_notif, and
-// seccompNotifResp its struct seccomp_notif_resp (seccomp_unotify(2)).
-type seccompNotif struct {
-	id    uint64
-	pid   uint32
-	flags uint32
-	nr    int32
-	arch  uint32
-	ip    uint64
-	args  [6]uint64
-}
-
-type seccompNotifResp struct {
-	id    uint64
-	val   int64
-	error int32
-	flags uint32
-}
-
 // answer answers the filter's setsid and setpgid calls until the
 // listener fails (the zygote is ending). Every call is refused with
 // EPERM but the fork's own (mayJoin): that one goes on as made.
 func (s *server) answer(listener, forkTid int) {
 	for {
-		var req seccompNotif
+		var req proto.SeccompNotif
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
 			if e == unix.EINTR || e == unix.ENOENT {
 				continue // ENOENT: the caller was gone before it was read
 			}
 			return
 		}
-		resp := seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
+		resp := proto.SeccompNotifResp{ID: req.ID, Error: -int32(unix.EPERM)}
 		// wsh hears of the group before it exists: a zygote stopped and
 		// killed by a command from now on (they share its Landlock
 		// domain) leaves no group wsh does not kill (launch's
@@ -166,8 +147,8 @@ func (s *server) answer(listener, forkTid int) {
 		// group, and the fork fails. Killed before the answer, the
 		// zygote leaves the call refused (ENOSYS), and the fork fails.
 		if s.mayJoin(listener, forkTid, &req) &&
-			s.send(proto.SessionMsg{Kind: proto.MsgGroup, ID: s.forkID.Load(), Value: req.pid}) == nil {
-			resp = seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+			s.send(proto.SessionMsg{Kind: proto.MsgGroup, ID: s.forkID.Load(), Value: req.Pid}) == nil {
+			resp = proto.SeccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		}
 		// ENOENT: the caller is gone (killed meanwhile); nothing to say.
 		unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
@@ -186,18 +167,18 @@ const pfForkNoExec = 0x40
 // of the command's, is refused by the filter. The pid is read through
 // /proc, then the notification is checked to still wait: the caller was
 // blocked in it all the while, so it is the process that was read.
-func (s *server) mayJoin(listener, forkTid int, req *seccompNotif) bool {
-	if req.nr != unix.SYS_SETPGID || req.args[0] != 0 || req.args[1] != 0 || s.forking.Load() == 0 {
+func (s *server) mayJoin(listener, forkTid int, req *proto.SeccompNotif) bool {
+	if req.Nr != unix.SYS_SETPGID || req.Args[0] != 0 || req.Args[1] != 0 || s.forking.Load() == 0 {
 		return false
 	}
-	pid := int(req.pid)
+	pid := int(req.Pid)
 	if !slices.Contains(threadChildren(forkTid), pid) {
 		return false
 	}
 	if p, ok := sweep.Stat(pid); !ok || p.Flags&pfForkNoExec == 0 {
 		return false
 	}
-	id := req.id
+	id := req.ID
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
 	return e == 0
 }

@@ -131,7 +131,7 @@ func (m *gitMediator) serve() {
 		if pfd[0].Revents&unix.POLLIN == 0 {
 			return // POLLHUP: no process of the jail is left
 		}
-		var req seccompNotif
+		var req proto.SeccompNotif
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
 			if e == unix.EINTR || e == unix.ENOENT {
 				continue // ENOENT: the caller was gone before it was read
@@ -142,25 +142,6 @@ func (m *gitMediator) serve() {
 		// ENOENT: the caller is gone (killed meanwhile); nothing to say.
 		unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	}
-}
-
-// seccompNotif is the kernel's struct seccomp_notif, and seccompNotifResp
-// its struct seccomp_notif_resp (seccomp_unotify(2)).
-type seccompNotif struct {
-	id    uint64
-	pid   uint32
-	flags uint32
-	nr    int32
-	arch  uint32
-	ip    uint64
-	args  [6]uint64
-}
-
-type seccompNotifResp struct {
-	id    uint64
-	val   int64
-	error int32
-	flags uint32
 }
 
 // sysRename is rename(2)'s number, or a negative one where the
@@ -181,14 +162,14 @@ type renameCall struct {
 	flags          uint32
 }
 
-func decodeRename(req *seccompNotif) (renameCall, bool) {
-	a := req.args
-	switch req.nr {
+func decodeRename(req *proto.SeccompNotif) (renameCall, bool) {
+	a := req.Args
+	switch req.Nr {
 	case sysRename:
 		return renameCall{oldDir: unix.AT_FDCWD, newDir: unix.AT_FDCWD, oldPtr: a[0], newPtr: a[1]}, true
 	case unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2:
 		c := renameCall{oldDir: int(int32(a[0])), oldPtr: a[1], newDir: int(int32(a[2])), newPtr: a[3]}
-		if req.nr == unix.SYS_RENAMEAT2 {
+		if req.Nr == unix.SYS_RENAMEAT2 {
 			c.flags = uint32(a[4])
 		}
 		return c, true
@@ -200,8 +181,8 @@ func decodeRename(req *seccompNotif) (renameCall, bool) {
 // one onto a protected config (mediate). It is cheap for the rest: one
 // read of the destination's name from the caller's memory, and a lookup
 // in the jail's view only for a name "config" or "config.worktree".
-func (m *gitMediator) answer(listener int, req *seccompNotif) seccompNotifResp {
-	cont := seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+func (m *gitMediator) answer(listener int, req *proto.SeccompNotif) proto.SeccompNotifResp {
+	cont := proto.SeccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	c, ok := decodeRename(req)
 	if !ok || c.flags&unix.RENAME_EXCHANGE != 0 {
 		// An exchange with a protected config is refused by the kernel:
@@ -212,11 +193,11 @@ func (m *gitMediator) answer(listener int, req *seccompNotif) seccompNotifResp {
 	if set == nil || len(*set) == 0 {
 		return cont
 	}
-	newPath, err := readCString(int(req.pid), c.newPtr)
+	newPath, err := readCString(int(req.Pid), c.newPtr)
 	if err != nil || !gitConfigName(lastName(newPath)) {
 		return cont
 	}
-	dir, name, err := openParent(int(req.pid), c.newDir, newPath)
+	dir, name, err := openParent(int(req.Pid), c.newDir, newPath)
 	if err != nil {
 		return cont // the kernel's own answer is the same failure, or EBUSY
 	}
@@ -230,7 +211,7 @@ func (m *gitMediator) answer(listener int, req *seccompNotif) seccompNotifResp {
 		return cont
 	}
 	errno := m.mediate(listener, req, c, dir, host, st)
-	return seccompNotifResp{id: req.id, error: -int32(errno)}
+	return proto.SeccompNotifResp{ID: req.ID, Error: -int32(errno)}
 }
 
 // lastName is the last component of a path as the kernel takes it ("" for

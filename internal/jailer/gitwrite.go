@@ -16,19 +16,21 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"wsh/internal/proto"
 )
 
 // mediate makes the rename c onto the protected config host (dst its
 // identity, dir its directory in the jail's view) as a write of the
 // host's file in place, or refuses it. It returns the caller's errno.
-func (m *gitMediator) mediate(listener int, req *seccompNotif, c renameCall, dir int, host string, dst unix.Stat_t) unix.Errno {
+func (m *gitMediator) mediate(listener int, req *proto.SeccompNotif, c renameCall, dir int, host string, dst unix.Stat_t) unix.Errno {
 	if c.flags&unix.RENAME_NOREPLACE != 0 {
 		return unix.EEXIST // the config is there
 	}
 	if c.flags != 0 {
 		return unix.EPERM // RENAME_WHITEOUT: nothing git does
 	}
-	pid := int(req.pid)
+	pid := int(req.Pid)
 	oldPath, err := readCString(pid, c.oldPtr)
 	if errno, ok := err.(unix.Errno); ok {
 		return errno // EFAULT, ENAMETOOLONG: as the kernel would say
@@ -55,7 +57,7 @@ func (m *gitMediator) mediate(listener int, req *seccompNotif, c renameCall, dir
 		return unix.EPERM
 	}
 	// The caller is still the one whose memory and /proc were read.
-	if !idValid(listener, req.id) {
+	if !idValid(listener, req.ID) {
 		return unix.EPERM
 	}
 	if err := m.write(host, dst, content); err != nil {
