@@ -917,14 +917,11 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			// The worktree's own .git file, which names this gitdir.
 			// git 2.48's relative paths (worktree.useRelativePaths) are
 			// relative to w.
-			if b, err := readRegular(filepath.Join(w, "gitdir"), maxGitFile); err == nil {
-				if g := strings.TrimRight(string(b), "\r\n"); g != "" {
-					if !filepath.IsAbs(g) {
-						g = filepath.Join(w, g)
-					}
-					out = append(out, candidate{path: filepath.Clean(g)})
+			if g, err := readGitPath(w, "gitdir"); err == nil {
+				if g != "" {
+					out = append(out, candidate{path: g})
 				}
-			} else if err != nil {
+			} else {
 				if err := p.unlessBenign(err, w); err != nil {
 					return err
 				}
@@ -1127,16 +1124,29 @@ func readGitFile(path string) (string, bool) {
 // readCommondir reads gitdir's commondir, as git does, when it names a
 // directory other than gitdir.
 func readCommondir(gitdir string) (string, bool) {
-	b, err := readRegular(filepath.Join(gitdir, "commondir"), maxGitFile)
-	if err != nil {
+	c, err := readGitPath(gitdir, "commondir")
+	if err != nil || c == "" {
 		return "", false
 	}
-	c := strings.TrimRight(string(b), "\r\n")
-	if !filepath.IsAbs(c) {
-		c = filepath.Join(gitdir, c)
-	}
-	c = filepath.Clean(c)
 	return c, c != gitdir
+}
+
+// readGitPath reads the path that the file name of dir holds (a
+// commondir, a worktree's gitdir), as git reads it: up to the line's end,
+// relative to dir, cleaned; "" for an empty file.
+func readGitPath(dir, name string) (string, error) {
+	b, err := readRegular(filepath.Join(dir, name), maxGitFile)
+	if err != nil {
+		return "", err
+	}
+	p := strings.TrimRight(string(b), "\r\n")
+	if p == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p), nil
 }
 
 // resolveHooksPath is the directory that hp, core.hooksPath as the

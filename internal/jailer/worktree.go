@@ -65,18 +65,10 @@ func linkedCommon(dir string) string {
 	if c, err = filepath.EvalSymlinks(c); err != nil || filepath.Dir(x) != filepath.Join(c, "worktrees") {
 		return ""
 	}
-	b, err := readRegular(filepath.Join(x, "gitdir"), maxGitFile)
-	if err != nil {
-		return ""
-	}
 	// As git wrote it (a real path): resolved, a symlink on its way
 	// that a command made (/tmp/wt -> its own project) would name the
 	// command's .git file.
-	back := strings.TrimRight(string(b), "\r\n")
-	if !filepath.IsAbs(back) {
-		back = filepath.Join(x, back)
-	}
-	if filepath.Clean(back) != gitFile {
+	if back, err := readGitPath(x, "gitdir"); err != nil || back != gitFile {
 		return ""
 	}
 	for _, n := range []string{"HEAD", "objects", "refs"} {
@@ -185,15 +177,10 @@ func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
 // (the directory of the .git file its gitdir file names), when that .git
 // file is not on the host.
 func offHost(w string) (string, bool) {
-	b, err := readRegular(filepath.Join(w, "gitdir"), maxGitFile)
-	if err != nil {
+	g, err := readGitPath(w, "gitdir")
+	if err != nil || g == "" {
 		return "", false
 	}
-	g := strings.TrimRight(string(b), "\r\n")
-	if !filepath.IsAbs(g) {
-		g = filepath.Join(w, g)
-	}
-	g = filepath.Clean(g)
 	if _, err := os.Lstat(g); !errors.Is(err, fs.ErrNotExist) {
 		return "", false
 	}
