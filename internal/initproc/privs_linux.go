@@ -39,7 +39,16 @@ func cloexecFrom3(*setupState) error {
 // from 0 up to the first capability the kernel does not know (EINVAL), which
 // is cap_last_cap + 1, without reading /proc/sys/kernel/cap_last_cap.
 func dropCapabilities(*setupState) error {
+	return dropCapabilitiesBut(-1)
+}
+
+// dropCapabilitiesBut is dropCapabilities that keeps capability keep (-1:
+// none) in the bounding, effective and permitted sets.
+func dropCapabilitiesBut(keep int) error {
 	for c := 0; ; c++ {
+		if c == keep {
+			continue
+		}
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 		if err == unix.EINVAL && c > 0 {
 			break
@@ -53,6 +62,10 @@ func dropCapabilities(*setupState) error {
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
+	if keep >= 0 {
+		data[keep/32].Effective = 1 << (keep % 32)
+		data[keep/32].Permitted = 1 << (keep % 32)
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return os.NewSyscallError("capset", err)
 	}

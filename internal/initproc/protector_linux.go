@@ -147,26 +147,7 @@ func keepOnlyCapability(c int) error {
 	if err := raiseEffective(); err != nil {
 		return err
 	}
-	for i := 0; ; i++ {
-		if i == c {
-			continue
-		}
-		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(i), 0, 0, 0)
-		if err == unix.EINVAL && i > 0 {
-			break
-		}
-		if err != nil {
-			return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return os.NewSyscallError("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	data[c/32].Effective = 1 << (c % 32)
-	data[c/32].Permitted = 1 << (c % 32)
-	return os.NewSyscallError("capset", unix.Capset(&hdr, &data[0]))
+	return dropCapabilitiesBut(c)
 }
 
 // bind pins each of pins (binds it onto itself: no command can rename or
