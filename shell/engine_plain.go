@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"wsh/config"
+	"wsh/degrade"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -28,7 +29,7 @@ func unsupported() *JailError {
 	if runtime.GOOS == "linux" {
 		why = "this wsh was built without cgo, so without its seccomp compiler and spawn"
 	}
-	return &JailError{Err: ErrNotSupported, msg: fmt.Sprintf("jail: %v: %s", ErrNotSupported, why)}
+	return degrade.NotSupported(why)
 }
 
 func newEngine(s *settings) (engine, error) {
@@ -78,9 +79,9 @@ func (e *plainEngine) writable() []string { return nil }
 
 func (e *plainEngine) status() Status {
 	if e.s.cfg.NoSandbox {
-		return Status{Mode: OptedOut, Rung: "none"}
+		return Status{Mode: OptedOut, Rung: degrade.RungNone}
 	}
-	return Status{Mode: Degraded, Rung: "none", Cause: unsupported()}
+	return Status{Mode: Degraded, Rung: degrade.RungNone, Cause: unsupported()}
 }
 
 // DefaultProtected returns the paths, relative to each writable path, that

@@ -14,11 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/config"
+	"wsh/degrade"
 	"wsh/internal/initproc"
 	"wsh/internal/jailer"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
-	"wsh/internal/verdict"
 )
 
 // Doctor's exit statuses (docs/doctor.md).
@@ -149,7 +149,7 @@ func diagnose() *doctorReport {
 		j, err = jailer.NewJailer(cfg, dir, os.Environ(), io.Discard)
 	}
 	if err != nil {
-		rep.Verdict, rep.Status, rep.Reason, rep.Rung = verdictConfigError, doctorConfigError, err.Error(), proto.RungNone.String()
+		rep.Verdict, rep.Status, rep.Reason, rep.Rung = verdictConfigError, doctorConfigError, err.Error(), degrade.RungNone.String()
 		return rep
 	}
 	defer j.Close()
@@ -165,12 +165,12 @@ func diagnose() *doctorReport {
 	for _, t := range j.Tried() {
 		r := rungResult{Rung: t.Rung.String(), Result: "ok"}
 		switch t.Verdict.Kind {
-		case verdict.Ran, verdict.NotExecutable:
-		case verdict.Denied, verdict.Refused:
+		case degrade.Ran, degrade.NotExecutable:
+		case degrade.Denied, degrade.Refused:
 			r.Result, r.Step, r.Errno = "denied", t.Verdict.Step.String(), errnoName(t.Verdict.Errno)
 		default:
 			r.Result, r.Step, r.Errno = "failed", t.Verdict.Step.String(), errnoName(t.Verdict.Errno)
-			if _, down := verdict.StepDown(t.Rung, t.Verdict); down {
+			if _, down := degrade.StepDown(t.Rung, t.Verdict); down {
 				r.Result = "refused" // absent or refused: a step down, as a denial is
 			}
 		}
@@ -179,7 +179,7 @@ func diagnose() *doctorReport {
 	if _, refused := j.Refused(); refused || cfg.NoSandbox {
 		// Below WSH_REQUIRE_SANDBOX's floor no command runs; opted out,
 		// none is confined.
-		rep.Rung = proto.RungNone.String()
+		rep.Rung = degrade.RungNone.String()
 	}
 	judge(rep, cfg, v, rb, perr, j.HostNetwork())
 	if sf, failed := j.StartFailure(); failed && rep.Verdict == verdictConfined {
@@ -189,7 +189,7 @@ func diagnose() *doctorReport {
 		rep.Reason = "wsh would not start, and every external command would fail with 126: " + sf.Reason()
 	}
 	if rep.Verdict == verdictRequired || rep.Verdict == verdictWouldFail {
-		rep.Rung = proto.RungNone.String() // no command would run
+		rep.Rung = degrade.RungNone.String() // no command would run
 	}
 	return rep
 }
@@ -202,22 +202,22 @@ func hostRung() (rung, why string) {
 }
 
 // judge sets the verdict from what the probe jail showed.
-func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Readback, perr error, hostNet bool) {
+func judge(rep *doctorReport, cfg config.Config, v degrade.Verdict, rb *proto.Readback, perr error, hostNet bool) {
 	works, why := false, ""
 	switch {
 	case perr != nil:
 		why = perr.Error()
-	case v.Kind == verdict.Ran:
+	case v.Kind == degrade.Ran:
 		works, why = rb.Confined(hostNet)
 		if !works {
 			why = "the jail was made but the kernel shows it is not in force: " + why
 		}
-	case v.Kind == verdict.NotExecutable:
+	case v.Kind == degrade.NotExecutable:
 		why = fmt.Sprintf("jail: exec: %v", v.Errno)
 	default:
 		why = v.Reason()
 	}
-	if v.Kind == verdict.Denied {
+	if v.Kind == degrade.Denied {
 		rep.Denial = &denial{v.Mode, v.Step.String(), errnoName(v.Errno)}
 	}
 	switch {
@@ -229,13 +229,13 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 		rep.Reason = "WSH_NO_SANDBOX is set: commands run unsandboxed; the jail would not work here either (" + why + ")"
 	case works:
 		rep.Verdict, rep.Status, rep.Reason = verdictConfined, doctorConfined, "every external command runs in the jail"
-	case cfg.RequireSandbox != config.FloorNone && rep.Rung == proto.RungNone.String():
+	case cfg.RequireSandbox != config.FloorNone && rep.Rung == degrade.RungNone.String():
 		// diagnose set the rung to none: below the floor (Jailer.Refused).
 		rep.Verdict, rep.Status = verdictRequired, doctorWouldFail
 		rep.Reason = "WSH_REQUIRE_SANDBOX is set and the jail cannot be made, so every external command fails with 126: " + why
-	case v.Kind == verdict.Denied:
+	case v.Kind == degrade.Denied:
 		rep.Verdict, rep.Status = verdictWouldDegrade, doctorWouldDegrade
-		if rep.Rung != proto.RungNone.String() {
+		if rep.Rung != degrade.RungNone.String() {
 			rep.Reason = "the host refuses the jail; commands would run on the " + rep.Rung + " rung after one warning: " + why
 		} else {
 			rep.Reason = "the host refuses the jail; commands would run unsandboxed after one warning: " + why
@@ -247,13 +247,13 @@ func judge(rep *doctorReport, cfg config.Config, v verdict.Verdict, rb *proto.Re
 }
 
 // stepResults lists the clone and every setup step with what happened.
-func stepResults(v verdict.Verdict) []stepResult {
-	steps := append([]proto.Step{proto.StepClone}, initproc.SetupSteps()...)
-	failedAt, result := proto.StepNone, ""
+func stepResults(v degrade.Verdict) []stepResult {
+	steps := append([]degrade.Step{degrade.StepClone}, initproc.SetupSteps()...)
+	failedAt, result := degrade.StepNone, ""
 	switch v.Kind {
-	case verdict.Denied:
+	case degrade.Denied:
 		failedAt, result = v.Step, "denied"
-	case verdict.Failed:
+	case degrade.Failed:
 		failedAt, result = v.Step, "failed"
 	}
 	out := make([]stepResult, 0, len(steps))

@@ -17,8 +17,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
+	"wsh/degrade"
 	"wsh/internal/jailer"
-	"wsh/internal/proto"
 	"wsh/shell"
 )
 
@@ -128,11 +128,11 @@ var execPaths = []execPath{
 	{"landlock", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone})
 		mustDegrade(b, r, j)
-		if j.Rung() != proto.RungLandlock || !j.Session() {
+		if j.Rung() != degrade.RungLandlock || !j.Session() {
 			b.Fatalf("the host refused the jail, and the rung in force is %s (session %v), not landlock in a session", j.Rung(), j.Session())
 		}
 		b.Cleanup(func() {
-			if _, ok := j.Degraded(); !ok || j.Rung() != proto.RungLandlock {
+			if _, ok := j.Degraded(); !ok || j.Rung() != degrade.RungLandlock {
 				b.Error("the Runner is no longer on the landlock rung")
 			}
 		})
@@ -141,7 +141,7 @@ var execPaths = []execPath{
 	{"landlock-command", func(b *testing.B) func() error {
 		r, j := wshRunner(b, config.Config{Network: config.NetworkNone, Jail: config.JailCommand})
 		mustDegrade(b, r, j)
-		if j.Rung() != proto.RungLandlock || j.Session() {
+		if j.Rung() != degrade.RungLandlock || j.Session() {
 			b.Fatalf("the rung in force is %s (session %v), not landlock with an init per command", j.Rung(), j.Session())
 		}
 		return runner(r)

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -107,7 +108,7 @@ func loadGitListener(prog []byte) error {
 // program (proto.SessionForkGroup) is loaded with its listener, which the
 // zygote answers (st.listener).
 func loadSeccomp(st *setupState) error {
-	if st.spec.Rung == proto.RungFull {
+	if st.spec.Rung == degrade.RungFull {
 		// The policy on every thread, then the git config group with
 		// its listener; a session's init (its protector's thread binds
 		// what appears later) has the policy but the mount calls on

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -80,8 +81,8 @@ func inInitialUserNamespace() bool {
 }
 
 // SetupSteps returns the setup steps in the order the jail init runs them.
-func SetupSteps() []proto.Step {
-	out := make([]proto.Step, len(steps))
+func SetupSteps() []degrade.Step {
+	out := make([]degrade.Step, len(steps))
 	for i, s := range steps {
 		out[i] = s.id
 	}
@@ -111,7 +112,7 @@ func initMain() int {
 	// thread that dropped them, so this goroutine stays on its thread.
 	runtime.LockOSThread()
 	spec, err := readSpec()
-	if err == nil && spec.Rung != proto.RungFull {
+	if err == nil && spec.Rung != degrade.RungFull {
 		return lowerMain(spec)
 	}
 	if err == nil && os.Getpid() != 1 {
@@ -151,7 +152,7 @@ func lowerMain(spec *proto.Spec) int {
 		if err := s.run(st); err != nil {
 			var le *listenerError
 			if errors.As(err, &le) {
-				writeReport(proto.StepListener, le.errno)
+				writeReport(degrade.StepListener, le.errno)
 				return proto.ReservedStatus
 			}
 			writeReport(s.id, err)
@@ -165,28 +166,28 @@ func lowerMain(spec *proto.Spec) int {
 	// is done, which is the target started.
 	setUmask(spec)
 	err := unix.Exec(spec.Path, spec.Args, spec.Env)
-	writeReport(proto.StepExec, err)
+	writeReport(degrade.StepExec, err)
 	return proto.ReservedStatus
 }
 
 // lowerSteps are the setup of the rungs without namespaces, in order: what
 // of the full jail's setup applies without namespaces, and Landlock.
 var lowerSteps = []setupStep{
-	{proto.StepParent, checkParent},
-	{proto.StepChdir, chdir},
-	{proto.StepProtect, awaitProtection},
-	{proto.StepDescriptors, cloexecFrom3},
+	{degrade.StepParent, checkParent},
+	{degrade.StepChdir, chdir},
+	{degrade.StepProtect, awaitProtection},
+	{degrade.StepDescriptors, cloexecFrom3},
 	// no_new_privs before Landlock: without it, landlock_restrict_self
 	// needs CAP_SYS_ADMIN, which root in a container lacks.
-	{proto.StepNoNewPrivs, setNoNewPrivs},
-	{proto.StepLandlock, landlockRuleset},
-	{proto.StepCapabilities, dropCapabilitiesLower},
-	{proto.StepSeccomp, loadSeccomp},
+	{degrade.StepNoNewPrivs, setNoNewPrivs},
+	{degrade.StepLandlock, landlockRuleset},
+	{degrade.StepCapabilities, dropCapabilitiesLower},
+	{degrade.StepSeccomp, loadSeccomp},
 }
 
 // A setupStep is one named stage of the jail setup.
 type setupStep struct {
-	id  proto.Step
+	id  degrade.Step
 	run func(*setupState) error
 }
 
@@ -203,50 +204,50 @@ type setupState struct {
 
 // steps is the one list that defines the order of the setup.
 var steps = []setupStep{
-	{proto.StepParent, checkParent},
-	{proto.StepMountPrivate, mountPrivate},
-	{proto.StepDetach, detach},
-	{proto.StepRootReadonly, rootReadonly},
-	{proto.StepRun, coverRun},
-	{proto.StepHome, mountHome},
-	{proto.StepWritable, placeWritable},
-	{proto.StepProtect, protect},
-	{proto.StepHide, hide},
-	{proto.StepProc, mountProc},
-	{proto.StepSys, mountSys},
-	{proto.StepDev, mountDev},
-	{proto.StepStdio, reopenStdio},
-	{proto.StepLoopback, loopbackUp},
-	{proto.StepChdir, chdir},
-	{proto.StepDescriptors, cloexecFrom3},
+	{degrade.StepParent, checkParent},
+	{degrade.StepMountPrivate, mountPrivate},
+	{degrade.StepDetach, detach},
+	{degrade.StepRootReadonly, rootReadonly},
+	{degrade.StepRun, coverRun},
+	{degrade.StepHome, mountHome},
+	{degrade.StepWritable, placeWritable},
+	{degrade.StepProtect, protect},
+	{degrade.StepHide, hide},
+	{degrade.StepProc, mountProc},
+	{degrade.StepSys, mountSys},
+	{degrade.StepDev, mountDev},
+	{degrade.StepStdio, reopenStdio},
+	{degrade.StepLoopback, loopbackUp},
+	{degrade.StepChdir, chdir},
+	{degrade.StepDescriptors, cloexecFrom3},
 	// Before the drop: the protector's thread keeps CAP_SYS_ADMIN.
-	{proto.StepCapabilities, startProtector},
-	{proto.StepCapabilities, dropCapabilities},
-	{proto.StepNoNewPrivs, setNoNewPrivs},
-	{proto.StepLandlock, landlockScopes},
-	{proto.StepSeccomp, loadSeccomp},
+	{degrade.StepCapabilities, startProtector},
+	{degrade.StepCapabilities, dropCapabilities},
+	{degrade.StepNoNewPrivs, setNoNewPrivs},
+	{degrade.StepLandlock, landlockScopes},
+	{degrade.StepSeccomp, loadSeccomp},
 }
 
 // Setup runs every step in order in the calling process, which must be the
 // init of fresh namespaces. It returns the step that failed.
-func Setup(spec *proto.Spec) (proto.Step, error) {
+func Setup(spec *proto.Spec) (degrade.Step, error) {
 	_, step, err := setup(spec)
 	return step, err
 }
 
 // setup is Setup, and returns the state the steps left (a session's init
 // reopens each command's streams with it).
-func setup(spec *proto.Spec) (*setupState, proto.Step, error) {
+func setup(spec *proto.Spec) (*setupState, degrade.Step, error) {
 	st := &setupState{spec: spec, shm: -1}
 	for _, s := range steps {
 		if err := s.run(st); err != nil {
 			if he := (*homeError)(nil); errors.As(err, &he) {
-				return st, proto.StepHome, err
+				return st, degrade.StepHome, err
 			}
 			return st, s.id, err
 		}
 	}
-	return st, proto.StepNone, nil
+	return st, degrade.StepNone, nil
 }
 
 // checkParent asks for SIGKILL when wsh dies, then checks that wsh did not
@@ -266,12 +267,12 @@ func checkParent(*setupState) error {
 	return nil
 }
 
-func writeReport(step proto.Step, err error) {
+func writeReport(step degrade.Step, err error) {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) || errno == 0 {
 		errno = syscall.EIO // bug: every step returns an errno
 	}
-	b := proto.Report{Step: step, Errno: errno}.Encode()
+	b := proto.EncodeReport(degrade.Report{Step: step, Errno: errno})
 	unix.Write(proto.ReportFD, b[:])
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/resolve"
 )
@@ -35,7 +36,7 @@ func keeperMain() int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wsh:", err)
-		writeReport(proto.StepKeeperMount, syscall.EINVAL)
+		writeReport(degrade.StepKeeperMount, syscall.EINVAL)
 		return proto.ReservedStatus
 	}
 	// Hold no directory of the host busy. Not dumpable: an unprivileged
@@ -86,32 +87,32 @@ type generation struct {
 // keep takes the keeper lock, makes sure no mount of an earlier keeper is
 // in use, mounts the overlay and listens, in that order, and returns the
 // step that failed.
-func keep(s *proto.KeeperSpec) (*keeper, proto.Step, error) {
+func keep(s *proto.KeeperSpec) (*keeper, degrade.Step, error) {
 	locks, err := s.Locks.Open()
 	if err != nil {
-		return nil, proto.StepKeeperLock, err
+		return nil, degrade.StepKeeperLock, err
 	}
 	defer unix.Close(locks)
 	// One keeper per home: another that holds the lock is, or is about
 	// to be, listening (EWOULDBLOCK: the parent connects to it).
 	if _, err := lockFile(locks, proto.KeeperLockName, unix.LOCK_EX); err != nil {
-		return nil, proto.StepKeeperLock, err
+		return nil, degrade.StepKeeperLock, err
 	}
 	gens, err := openBeneath(locks, proto.GensDir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, proto.StepKeeperLock, err
+		return nil, degrade.StepKeeperLock, err
 	}
 	k := &keeper{spec: s, gens: gens, conns: map[int]bool{}, shared: -1}
 	if err := k.clearGenerations(); err != nil {
-		return nil, proto.StepKeeperLock, err
+		return nil, degrade.StepKeeperLock, err
 	}
 	if err := k.refresh(); err != nil {
-		return nil, proto.StepKeeperMount, err
+		return nil, degrade.StepKeeperMount, err
 	}
 	if err := k.listen(); err != nil {
-		return nil, proto.StepKeeperListen, err
+		return nil, degrade.StepKeeperListen, err
 	}
-	return k, proto.StepNone, nil
+	return k, degrade.StepNone, nil
 }
 
 // clearGenerations removes the locks an earlier keeper left, each once it

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
-	"wsh/internal/proto"
+	"wsh/degrade"
 
 	"golang.org/x/sys/unix"
 )
@@ -138,7 +138,7 @@ func (rs *landlockRules) noteIDs() {
 // (docs/sandbox.md, "The ladder"). On the seccomp rung the step does
 // nothing.
 func landlockRuleset(st *setupState) error {
-	if st.spec.Rung != proto.RungLandlock {
+	if st.spec.Rung != degrade.RungLandlock {
 		return nil
 	}
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, landlockCreateVersion)

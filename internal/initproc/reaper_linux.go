@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -58,7 +59,7 @@ func reap(spec *proto.Spec, sigs <-chan os.Signal) int {
 		Sys: &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd},
 	})
 	if err != nil {
-		writeReport(proto.StepExec, err)
+		writeReport(degrade.StepExec, err)
 		return proto.ReservedStatus
 	}
 	unix.Close(proto.ReportFD) // the setup is over; the parent reads EOF now

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -154,7 +155,7 @@ func (s *server) run(id uint64, fds []int) {
 		err = unix.EINVAL
 	}
 	if err != nil {
-		s.failed(id, proto.StepExec, unix.EINVAL)
+		s.failed(id, degrade.StepExec, unix.EINVAL)
 		return
 	}
 	var stdio [3]uintptr
@@ -167,7 +168,7 @@ func (s *server) run(id uint64, fds []int) {
 		}
 		nfd, err := s.st.reopened(fds[i])
 		if err != nil {
-			s.failed(id, proto.StepStdio, err)
+			s.failed(id, degrade.StepStdio, err)
 			return
 		}
 		if nfd != fds[i] {
@@ -178,14 +179,14 @@ func (s *server) run(id uint64, fds []int) {
 	}
 	dir, err := s.openDir(r.Dir)
 	if err != nil {
-		s.failed(id, proto.StepChdir, err)
+		s.failed(id, degrade.StepChdir, err)
 		return
 	}
 	defer unix.Close(dir)
 	s.mu.Lock()
 	if err := unix.Fchdir(dir); err != nil {
 		s.mu.Unlock()
-		s.failed(id, proto.StepChdir, err)
+		s.failed(id, degrade.StepChdir, err)
 		return
 	}
 	old := syscall.Umask(int(r.Umask & 0o777))
@@ -203,7 +204,7 @@ func (s *server) run(id uint64, fds []int) {
 	syscall.Umask(old)
 	if err != nil {
 		s.mu.Unlock()
-		s.failed(id, proto.StepExec, err)
+		s.failed(id, degrade.StepExec, err)
 		return
 	}
 	s.byID[id], s.ids[pid] = pid, id
@@ -243,7 +244,7 @@ func (s *server) protect(id uint64, fds []int) {
 		err = s.st.protector.protect(pins, paths)
 	}
 	if err != nil {
-		s.failed(id, proto.StepProtect, err)
+		s.failed(id, degrade.StepProtect, err)
 		return
 	}
 	s.send(proto.SessionMsg{Kind: proto.MsgProtected, ID: id})
@@ -322,7 +323,7 @@ func threadChildren(tid int) []int {
 }
 
 // failed says that the command id never ran: step failed with err.
-func (s *server) failed(id uint64, step proto.Step, err error) {
+func (s *server) failed(id uint64, step degrade.Step, err error) {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) || errno == 0 {
 		errno = unix.EIO

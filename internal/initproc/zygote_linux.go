@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/sweep"
 )
@@ -39,12 +40,12 @@ import (
 func execZygote(listener int) int {
 	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			writeReport(proto.StepExec, os.NewSyscallError("fcntl", err))
+			writeReport(degrade.StepExec, os.NewSyscallError("fcntl", err))
 			return proto.ReservedStatus
 		}
 	}
 	err := unix.Exec("/proc/self/exe", []string{proto.ZygoteArg0, strconv.Itoa(listener)}, []string{})
-	writeReport(proto.StepExec, err)
+	writeReport(degrade.StepExec, err)
 	return proto.ReservedStatus
 }
 
@@ -64,7 +65,7 @@ func zygoteMain() int {
 	runtime.LockOSThread() // the main thread's, for good: no fork runs on it
 	for _, opt := range [][2]uintptr{{unix.PR_SET_DUMPABLE, 0}, {unix.PR_SET_CHILD_SUBREAPER, 1}, {unix.PR_SET_PDEATHSIG, 0}} {
 		if err := unix.Prctl(int(opt[0]), opt[1], 0, 0, 0); err != nil {
-			writeReport(proto.StepExec, os.NewSyscallError("prctl", err))
+			writeReport(degrade.StepExec, os.NewSyscallError("prctl", err))
 			return proto.ReservedStatus
 		}
 	}
@@ -74,14 +75,14 @@ func zygoteMain() int {
 	}
 	var st unix.Stat_t
 	if listener < 3 || unix.Fstat(listener, &st) != nil {
-		writeReport(proto.StepListener, unix.EBADF)
+		writeReport(degrade.StepListener, unix.EBADF)
 		return proto.ReservedStatus
 	}
 	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		unix.CloseOnExec(fd)
 	}
 	if unix.Gettid() != unix.Getpid() {
-		writeReport(proto.StepExec, unix.EDEADLK) // bug: main runs on the main thread
+		writeReport(degrade.StepExec, unix.EDEADLK) // bug: main runs on the main thread
 		return proto.ReservedStatus
 	}
 	sigs := make(chan os.Signal, 8)
@@ -102,7 +103,7 @@ func zygoteMain() int {
 	}()
 	tid := <-forkTid
 	if tid == unix.Getpid() {
-		writeReport(proto.StepExec, unix.EDEADLK) // bug: the main thread is locked
+		writeReport(degrade.StepExec, unix.EDEADLK) // bug: the main thread is locked
 		return proto.ReservedStatus
 	}
 	go s.answer(listener, tid)

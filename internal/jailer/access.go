@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -31,7 +32,7 @@ import (
 // jailedFiles says that the shell's file access is done in the jail: on
 // the rungs with a file policy of the kernel's (mounts, Landlock).
 func (j *Jailer) jailedFiles() bool {
-	return !j.cfg.NoSandbox && (j.rung == proto.RungFull || j.rung == proto.RungLandlock)
+	return !j.cfg.NoSandbox && (j.rung == degrade.RungFull || j.rung == degrade.RungLandlock)
 }
 
 // refusedFiles says that no jail can do the shell's file access, and
@@ -108,7 +109,7 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 		return nil, shellError(name, errFilesEnded) // the Runner is closing
 	}
 	defer j.writeMu.RUnlock()
-	full := j.rung == proto.RungFull
+	full := j.rung == degrade.RungFull
 	dir := j.hostDir(interp.HandlerCtx(ctx).Dir)
 	prot, err := j.protector.protection(dir, full)
 	if err != nil {

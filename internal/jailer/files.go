@@ -18,10 +18,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
 	"wsh/internal/sweep"
-	"wsh/internal/verdict"
 )
 
 // files is the shell's own file access done in the jail: every open,
@@ -76,7 +76,7 @@ type fileReply struct {
 
 // A refusedError is an access with no jail to do it in: the host refuses
 // the jail, and WSH_REQUIRE_SANDBOX is set.
-type refusedError struct{ v verdict.Verdict }
+type refusedError struct{ v degrade.Verdict }
 
 func (e *refusedError) Error() string { return e.v.Message() }
 
@@ -218,7 +218,7 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protecti
 		return // the next server is started in a jail made now
 	}
 	sj := c.sj
-	if sj.rung != proto.RungFull || sj.unprotected(prot) == "" {
+	if sj.rung != degrade.RungFull || sj.unprotected(prot) == "" {
 		return // the common case, before the look at the hidden paths
 	}
 	hidden := f.j.sessionPrint(sj.rung)
@@ -248,7 +248,7 @@ func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protecti
 	if why := m.stale(&protection{}, j.sessionPrint(m.rung)); why != "" {
 		return why, false
 	}
-	if !write || prot == nil || m.rung != proto.RungFull {
+	if !write || prot == nil || m.rung != degrade.RungFull {
 		// The protected paths are mounts on the full rung alone (a lower
 		// rung says after a command which changed); what is read, listed
 		// or stated does not depend on them.
@@ -358,7 +358,7 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		said: &j.files.stopSaid, warn: j.warn}
 	c.pidfd.Store(-1)
 	args := []string{proto.FilesArg0}
-	run := func() proto.Facts {
+	run := func() degrade.Facts {
 		if sj := c.sj; sj != nil {
 			// Its pidfd from its start, from the host's view: a command
 			// of the session can stop it before it says a word itself.
@@ -378,7 +378,7 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		if pp.err != nil {
 			// The protected paths cannot all be known: the init failed
 			// its protect step on purpose; that is the reason.
-			out = proto.Facts{StartErr: pp.err}
+			out = degrade.Facts{StartErr: pp.err}
 		}
 		return out
 	}
@@ -388,7 +388,7 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		// What its jail is made with, taken before it is: a change
 		// between the two makes it stale at once, never fresh wrongly.
 		c.made = &sessionJail{rung: j.rung, dir: dir, hidden: j.sessionPrint(j.rung)}
-		if j.rung == proto.RungFull {
+		if j.rung == degrade.RungFull {
 			prot, err := j.protector.protection(dir, true)
 			if err != nil {
 				ours.Close()
@@ -421,7 +421,7 @@ func (j *Jailer) filesDir() string {
 }
 
 // factsError says why a file server's launch ended.
-func factsError(out proto.Facts) error {
+func factsError(out degrade.Facts) error {
 	switch {
 	case out.StartErr != nil:
 		return out.StartErr

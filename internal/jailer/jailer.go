@@ -23,12 +23,12 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/config"
+	"wsh/degrade"
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
-	"wsh/internal/verdict"
 )
 
 // A Jailer runs external commands for an interp.Runner: in the jail, or
@@ -38,13 +38,13 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	hiding   hiding
-	files    files                 // the shell's own file access, in the jail
-	startDir string                // the directory the Jailer was made in
-	fifoDir  string                // the interpreter's own temporary directory
-	filters  map[proto.Rung][]byte // each rung's seccomp program, compiled once
+	files    files                   // the shell's own file access, in the jail
+	startDir string                  // the directory the Jailer was made in
+	fifoDir  string                  // the interpreter's own temporary directory
+	filters  map[degrade.Rung][]byte // each rung's seccomp program, compiled once
 	// sessionFilters are the lower rungs' sessions' programs (their
 	// zygotes', with SessionForkGroup for SessionGroup).
-	sessionFilters map[proto.Rung][]byte
+	sessionFilters map[degrade.Rung][]byte
 	// splitFilter is the full rung's session's (compileSplitFilter).
 	splitFilter [2][]byte
 	// gitFilter is the full rung's git config group alone
@@ -56,12 +56,12 @@ type Jailer struct {
 	// rung is the rung of the ladder commands get: RungFull, or the one
 	// decide stepped down to when the host refused the full jail. It is
 	// set before any command runs.
-	rung proto.Rung
+	rung degrade.Rung
 	// tried are the rungs decide made a jail on, with their verdicts.
 	tried  []RungTry
 	shmDir proto.PathID // fifoDir, bound read-only in the jail
 	warn   io.Writer
-	state  verdict.State
+	state  degrade.State
 	home   jailHome
 	// protector says which paths beneath the writable ones are read-only.
 	protector *protector
@@ -123,7 +123,7 @@ type Jailer struct {
 	}
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
-	startFailure *verdict.Verdict
+	startFailure *degrade.Verdict
 	running      runningSet // the external commands running (Interrupt, kill)
 	jobs         jobTable   // the background jobs of the Jailer's scripts
 }
@@ -131,20 +131,20 @@ type Jailer struct {
 // StartFailure returns the verdict of the jail NewJailer made, when it
 // could not be made for a reason other than the host refusing it: no
 // command would get a jail.
-func (j *Jailer) StartFailure() (verdict.Verdict, bool) {
+func (j *Jailer) StartFailure() (degrade.Verdict, bool) {
 	if j.startFailure == nil {
-		return verdict.Verdict{}, false
+		return degrade.Verdict{}, false
 	}
 	return *j.startFailure, true
 }
 
 // LastFailure returns the verdict of the last command whose jail could
 // not be made for a reason other than the host refusing it.
-func (j *Jailer) LastFailure() (verdict.Verdict, bool) { return j.state.Failed() }
+func (j *Jailer) LastFailure() (degrade.Verdict, bool) { return j.state.Failed() }
 
 // Refused returns, with RequireSandbox, the last refusal of the jail by
 // the host: commands fail closed.
-func (j *Jailer) Refused() (verdict.Verdict, bool) {
+func (j *Jailer) Refused() (degrade.Verdict, bool) {
 	if v, below := j.belowFloor(); below {
 		return v, true
 	}
@@ -192,7 +192,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		return nil, err
 	}
 	if cfg.RequireSandbox != config.FloorNone {
-		floor, ok := proto.ParseRung(string(cfg.RequireSandbox))
+		floor, ok := degrade.ParseRung(string(cfg.RequireSandbox))
 		if !ok { // Validate accepts only the rungs' names
 			return nil, fmt.Errorf("WSH_REQUIRE_SANDBOX=%s is not a rung", cfg.RequireSandbox)
 		}
@@ -266,7 +266,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		default:
 			return nil, err
 		}
-		if err := j.compileFilter(proto.RungFull); err != nil {
+		if err := j.compileFilter(degrade.RungFull); err != nil {
 			j.Close()
 			return nil, err
 		}
@@ -279,7 +279,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 
 // compileFilter compiles, once, the seccomp program that every jail init
 // of this Jailer's rung loads; the init has no compiler of its own.
-func (j *Jailer) compileFilter(rung proto.Rung) error {
+func (j *Jailer) compileFilter(rung degrade.Rung) error {
 	if j.filters[rung] != nil {
 		return nil
 	}
@@ -288,7 +288,7 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 		return err
 	}
 	if j.filters == nil {
-		j.filters = map[proto.Rung][]byte{}
+		j.filters = map[degrade.Rung][]byte{}
 	}
 	j.filters[rung] = f
 	return nil
@@ -296,7 +296,7 @@ func (j *Jailer) compileFilter(rung proto.Rung) error {
 
 // compileSessionFilter compiles, once, the program of a lower rung's
 // session's zygote (proto.SessionForkGroup for proto.SessionGroup).
-func (j *Jailer) compileSessionFilter(rung proto.Rung) error {
+func (j *Jailer) compileSessionFilter(rung degrade.Rung) error {
 	if j.sessionFilters[rung] != nil {
 		return nil
 	}
@@ -305,7 +305,7 @@ func (j *Jailer) compileSessionFilter(rung proto.Rung) error {
 		return err
 	}
 	if j.sessionFilters == nil {
-		j.sessionFilters = map[proto.Rung][]byte{}
+		j.sessionFilters = map[degrade.Rung][]byte{}
 	}
 	j.sessionFilters[rung] = f
 	return nil
@@ -331,7 +331,7 @@ func (j *Jailer) compileSplitFilter() ([2][]byte, error) {
 	if j.splitFilter[0] != nil {
 		return j.splitFilter, nil
 	}
-	spec := proto.Spec{AllowUnix: j.allowUnix(proto.RungFull), Rung: proto.RungFull, HostNetwork: j.HostNetwork(), Session: true}
+	spec := proto.Spec{AllowUnix: j.allowUnix(degrade.RungFull), Rung: degrade.RungFull, HostNetwork: j.HostNetwork(), Session: true}
 	threads, fork, err := seccomp.CompileSplit(spec.SkipGroups()...)
 	if err != nil {
 		return j.splitFilter, err
@@ -340,7 +340,7 @@ func (j *Jailer) compileSplitFilter() ([2][]byte, error) {
 	return j.splitFilter, nil
 }
 
-func (j *Jailer) compile(rung proto.Rung, session bool) ([]byte, error) {
+func (j *Jailer) compile(rung degrade.Rung, session bool) ([]byte, error) {
 	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork(), Session: session}
 	if j.lowerProxy(rung) {
 		// The filter leaves TCP to Landlock, which limits it to the
@@ -359,7 +359,7 @@ func (j *Jailer) Writable() []string { return append([]string(nil), j.writable..
 
 // Degraded returns the denial after which this Jailer runs commands
 // unsandboxed, if the host refused the jail.
-func (j *Jailer) Degraded() (verdict.Verdict, bool) { return j.state.Degraded() }
+func (j *Jailer) Degraded() (degrade.Verdict, bool) { return j.state.Degraded() }
 
 func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if err := ctx.Err(); err != nil {
@@ -435,7 +435,7 @@ func (j *Jailer) run(ctx context.Context, c *command) error {
 			return j.refuse(ctx, c, v.Message()+"; the "+j.rung.String()+" rung is below the floor")
 		}
 		j.warnOnce()
-		if j.rung != proto.RungNone {
+		if j.rung != degrade.RungNone {
 			return j.jailed(ctx, c) // a lower rung of the ladder
 		}
 		return j.plain(ctx, c)
@@ -483,12 +483,12 @@ type pendingProtection struct {
 
 // request is the one place that turns a command into a jail request, for
 // commands and for Probe alike.
-func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
+func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
 	spec := proto.Spec{Writable: j.hiding.writable, Hidden: j.hiding.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
 	var gitErr error
 	var gitEnd *os.File
-	if rung != proto.RungFull {
+	if rung != degrade.RungFull {
 		// The full rung's comes with its bridge (attachProxy).
 		spec.ProxyPort = j.proxyPort(rung)
 	} else {
@@ -508,7 +508,7 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 				pp.err = fmt.Errorf("the git config's socket: %w", gitErr)
 				return nil, pp.err
 			}
-			prot, err := j.protector.protection(dir, rung == proto.RungFull)
+			prot, err := j.protector.protection(dir, rung == degrade.RungFull)
 			var b []byte
 			if err == nil {
 				b, err = proto.EncodeProtection(prot.pins, prot.paths)
@@ -518,13 +518,13 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 				return nil, err
 			}
 			pp.prot = &prot
-			if rung == proto.RungFull {
+			if rung == degrade.RungFull {
 				j.noteConfigs(&prot)
 			}
 			if pp.git != nil {
 				pp.git.setConfigs(prot.paths)
 			}
-			if rung != proto.RungFull {
+			if rung != degrade.RungFull {
 				prot.takeStamps()
 			}
 			j.watchProtection(pp.prot, true)
@@ -541,17 +541,17 @@ func (j *Jailer) request(rung proto.Rung, dir, path string, args, env []string, 
 // in it as proto.ReadbackArg0, and returns the verdict and what the kernel
 // said inside. It is what wsh doctor runs; it does not touch the degrade
 // state.
-func (j *Jailer) Probe(ctx context.Context, dir string) (verdict.Verdict, *proto.Readback, error) {
-	return j.probe(ctx, dir, proto.RungFull, true)
+func (j *Jailer) Probe(ctx context.Context, dir string) (degrade.Verdict, *proto.Readback, error) {
+	return j.probe(ctx, dir, degrade.RungFull, true)
 }
 
 // probe is Probe on the given rung. With askProxy (doctor's), the
 // readback is given the proxy as a command is, and asks it for a tunnel
 // it refuses; decide's probes do not, or every Runner would say a
 // refusal.
-func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung, askProxy bool) (verdict.Verdict, *proto.Readback, error) {
+func (j *Jailer) probe(ctx context.Context, dir string, rung degrade.Rung, askProxy bool) (degrade.Verdict, *proto.Readback, error) {
 	if err := j.compileFilter(rung); err != nil {
-		return verdict.Verdict{}, nil, err
+		return degrade.Verdict{}, nil, err
 	}
 	var out, errb bytes.Buffer
 	hs := j.Home()
@@ -564,7 +564,7 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung, askProx
 	defer j.attachHome(req)()
 	br, err := j.attachProxy(req)
 	if err != nil {
-		return verdict.Verdict{}, nil, err
+		return degrade.Verdict{}, nil, err
 	}
 	defer br.close()
 	o := launch.Run(ctx, req)
@@ -572,10 +572,10 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung, askProx
 		j.watchProtection(pp.prot, false)
 	}
 	if pp.err != nil {
-		return verdict.Verdict{}, nil, pp.err
+		return degrade.Verdict{}, nil, pp.err
 	}
-	v := verdict.Classify(o)
-	if v.Kind != verdict.Ran {
+	v := degrade.Classify(o)
+	if v.Kind != degrade.Ran {
 		return v, nil, nil
 	}
 	var rb proto.Readback
@@ -588,13 +588,13 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung proto.Rung, askProx
 	return v, &rb, nil
 }
 
-func (j *Jailer) allowUnix(rung proto.Rung) bool {
-	return j.cfg.UnixSockets == config.UnixAllow && (rung == proto.RungFull || !j.unixWithheld())
+func (j *Jailer) allowUnix(rung degrade.Rung) bool {
+	return j.cfg.UnixSockets == config.UnixAllow && (rung == degrade.RungFull || !j.unixWithheld())
 }
 
 // UnixWithheld says that WSH_UNIX_SOCKETS=allow is asked for and not in
 // force: the Jailer's commands run on a lower rung, and unixWithheld.
-func (j *Jailer) UnixWithheld() bool { return j.rung != proto.RungFull && j.unixWithheld() }
+func (j *Jailer) UnixWithheld() bool { return j.rung != degrade.RungFull && j.unixWithheld() }
 
 // unixWithheld says that WSH_UNIX_SOCKETS=allow is not in force on the
 // rungs without namespaces: WSH_HIDE names a path, and Landlock (to ABI 7)
@@ -617,17 +617,17 @@ func (j *Jailer) unixWithheld() bool {
 func (j *Jailer) decide(dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	first := func() verdict.Verdict {
+	first := func() degrade.Verdict {
 		if j.cfg.Jail == config.JailSession {
 			// The session's jail is the probe: the host's verdict on it
 			// is the verdict on every command's.
-			return j.startSession(ctx, dir, proto.RungFull)
+			return j.startSession(ctx, dir, degrade.RungFull)
 		}
-		v, _, _ := j.probe(ctx, dir, proto.RungFull, false)
+		v, _, _ := j.probe(ctx, dir, degrade.RungFull, false)
 		return v
 	}
 	v := first()
-	if v.Kind == verdict.Failed && v.Step == proto.StepHome {
+	if v.Kind == degrade.Failed && v.Step == degrade.StepHome {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
 		j.stopHome(v.Reason())
@@ -636,29 +636,29 @@ func (j *Jailer) decide(dir string) {
 	// Made, or failed for another reason: the host did not refuse it,
 	// so no later refusal may degrade. A denial degrades now, or, with
 	// RequireSandbox, each command fails closed on its own attempt.
-	j.tried = append(j.tried, RungTry{proto.RungFull, v})
+	j.tried = append(j.tried, RungTry{degrade.RungFull, v})
 	switch v = j.state.Settle(v); v.Kind {
-	case verdict.Denied, verdict.Refused:
+	case degrade.Denied, degrade.Refused:
 		j.releaseHome()
-	case verdict.Failed:
+	case degrade.Failed:
 		j.startFailure = &v
 	}
-	if v.Kind != verdict.Denied {
+	if v.Kind != degrade.Denied {
 		return
 	}
 	// Refused: down the ladder, a rung at a time, each made once as a
 	// command would get it. The first denial stays the Runner's cause;
 	// a lower rung made settles that the host allows it, so that a later
 	// refusal there fails loudly as above.
-	next, down := verdict.StepDown(j.rung, v)
-	for down && next != proto.RungNone {
+	next, down := degrade.StepDown(j.rung, v)
+	for down && next != degrade.RungNone {
 		j.rung = next
 		if err := j.compileFilter(j.rung); err != nil {
-			f := verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+			f := degrade.Verdict{Kind: degrade.Failed, Mode: 2, Step: degrade.StepSeccomp, Err: err}
 			j.startFailure = &f
 			return
 		}
-		var lv verdict.Verdict
+		var lv degrade.Verdict
 		if j.cfg.Jail == config.JailSession {
 			// As on the full rung, the session's jail is the probe.
 			lv = j.startSession(ctx, dir, j.rung)
@@ -666,29 +666,29 @@ func (j *Jailer) decide(dir string) {
 			lv, _, _ = j.probe(ctx, dir, j.rung, false)
 		}
 		j.tried = append(j.tried, RungTry{j.rung, lv})
-		if next, down = verdict.StepDown(j.rung, lv); down {
+		if next, down = degrade.StepDown(j.rung, lv); down {
 			continue
 		}
-		if lv = j.state.Settle(lv); lv.Kind == verdict.Failed {
+		if lv = j.state.Settle(lv); lv.Kind == degrade.Failed {
 			// Neither the rung nor a reason to step down: loud.
 			j.startFailure = &lv
 		}
 		return
 	}
-	j.rung = proto.RungNone
+	j.rung = degrade.RungNone
 }
 
 // belowFloor returns the host's refusal when the rung in force is below
 // the floor: no command runs then.
-func (j *Jailer) belowFloor() (verdict.Verdict, bool) {
+func (j *Jailer) belowFloor() (degrade.Verdict, bool) {
 	v, degraded := j.state.Degraded()
 	return v, degraded && !j.state.Accepts(j.rung)
 }
 
 // A RungTry is one rung decide made a jail on, and what came of it.
 type RungTry struct {
-	Rung    proto.Rung
-	Verdict verdict.Verdict
+	Rung    degrade.Rung
+	Verdict degrade.Verdict
 }
 
 // Tried returns the rungs decide made a jail on, in order, with their
@@ -696,14 +696,14 @@ type RungTry struct {
 func (j *Jailer) Tried() []RungTry { return append([]RungTry(nil), j.tried...) }
 
 // Rung is the rung of the ladder that the Jailer's commands get.
-func (j *Jailer) Rung() proto.Rung { return j.rung }
+func (j *Jailer) Rung() degrade.Rung { return j.rung }
 
 // HostNetwork reports whether jailed commands share the host's network.
 func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost }
 
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	dir := j.jailDir(ctx, c.hc.Dir)
-	if j.rung == proto.RungFull {
+	if j.rung == degrade.RungFull {
 		j.noticeHome() // a lower rung's warning says the home is read-only
 	}
 	if j.startNote != "" {
@@ -757,26 +757,26 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 
 // outcome is what a command's launch comes to: in its own jail or in the
 // session's.
-func (j *Jailer) outcome(ctx context.Context, c *command, out proto.Facts) error {
+func (j *Jailer) outcome(ctx context.Context, c *command, out degrade.Facts) error {
 	if err := ctx.Err(); err != nil {
 		// Cancelled: whatever the jail got to, the command's outcome is the
 		// cancellation, and it teaches the degrade state nothing.
 		return err
 	}
-	v := j.state.Settle(verdict.Classify(out))
+	v := j.state.Settle(degrade.Classify(out))
 	switch v.Kind {
-	case verdict.Ran:
+	case degrade.Ran:
 		return exitStatus(v.Status)
-	case verdict.NotExecutable:
+	case degrade.NotExecutable:
 		return j.notExecutable(ctx, c, v.Errno, true)
-	case verdict.Refused:
+	case degrade.Refused:
 		return j.refuse(ctx, c, v.Message())
-	case verdict.Denied:
+	case degrade.Denied:
 		j.warnOnce()
 		return j.plain(ctx, c)
 	}
 	msg := v.Message()
-	if v.Step == proto.StepHome {
+	if v.Step == degrade.StepHome {
 		// The home failed, not the jail: later jails go without it. This
 		// command is not run again, since its standard input may be
 		// partly read.
@@ -842,7 +842,7 @@ func (j *Jailer) warnOnce() {
 		if w := j.proxyWithheld(); w != "" {
 			withheld = append(withheld, w)
 		}
-		fmt.Fprintln(j.warn, verdict.Warning(v, j.rung, landlockABI(), withheld...))
+		fmt.Fprintln(j.warn, degrade.Warning(v, j.rung, landlockABI(), withheld...))
 	}
 }
 
@@ -850,7 +850,13 @@ func (j *Jailer) warnOnce() {
 // script's Run ends with it (StartRun): a script that went on would run
 // its builtins and redirections, and could end 0, as if it had done its
 // work.
+// With package wrap's Middleware, whose caller's interpreter has no Run
+// of wsh's to end, the command gets 126 and the script goes on.
 func (j *Jailer) refuse(ctx context.Context, c *command, why string) error {
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; the script stops\n", why, c.name())
+	end := "the script stops"
+	if _, ok := ctx.Value(runKey{}).(*runState); !ok {
+		end = "its exit status is 126"
+	}
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; %s\n", why, c.name(), end)
 	return failClosed(ctx)
 }

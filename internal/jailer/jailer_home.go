@@ -14,9 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/config"
+	"wsh/degrade"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
-	"wsh/internal/verdict"
 )
 
 // HomeStatus says what the jail's $HOME is.
@@ -177,10 +177,10 @@ func (j *Jailer) requireHome() {
 		return
 	}
 	why := hs.Why
-	if j.rung != proto.RungFull {
+	if j.rung != degrade.RungFull {
 		why = "the host refuses the full jail, and the " + j.rung.String() + " rung has no copy-on-write home"
 	}
-	v := verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepHome,
+	v := degrade.Verdict{Kind: degrade.Failed, Mode: 2, Step: degrade.StepHome,
 		Err: errors.New("WSH_HOME=cow requires a copy-on-write home, and there is none: " + why)}
 	j.startFailure = &v
 }

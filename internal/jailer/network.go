@@ -15,10 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/config"
+	"wsh/degrade"
 	"wsh/internal/hostrule"
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
-	"wsh/internal/proto"
 )
 
 // jailProxyPort is where wsh's proxy listens in a jail's network
@@ -96,8 +96,8 @@ var noProxyVars = []string{"NO_PROXY", "no_proxy", "npm_config_noproxy"}
 // and nowhere else (and, Landlock's rule being a port's, to that port on
 // any address: the warning says so). Below ABI 4, and on the seccomp
 // rung, commands have no network.
-func (j *Jailer) lowerProxy(rung proto.Rung) bool {
-	return j.proxy != nil && j.cfg.Network == config.NetworkProxy && rung == proto.RungLandlock && landlockABI() >= 4
+func (j *Jailer) lowerProxy(rung degrade.Rung) bool {
+	return j.proxy != nil && j.cfg.Network == config.NetworkProxy && rung == degrade.RungLandlock && landlockABI() >= 4
 }
 
 // hostProxyPort is the port of the proxy's listener on the host's
@@ -120,7 +120,7 @@ func (j *Jailer) hostProxyPort() (uint16, error) {
 // WSH_NETWORK=proxy, when it is asked for: what of it holds on the rung
 // in force.
 func (j *Jailer) proxyWithheld() string {
-	if j.cfg.Network != config.NetworkProxy || j.rung == proto.RungFull {
+	if j.cfg.Network != config.NetworkProxy || j.rung == degrade.RungFull {
 		return ""
 	}
 	switch {
@@ -130,7 +130,7 @@ func (j *Jailer) proxyWithheld() string {
 			"make no other TCP connection, listen on no socket (unix ones included) and make no UDP or other socket but "+
 			"unix ones; Landlock's rule is a port's, though, so "+
 			"port %d on any other address is in reach too, past the proxy", p, p)
-	case j.rung == proto.RungNone:
+	case j.rung == degrade.RungNone:
 		return "WSH_NETWORK=proxy is not in force: commands have the host's network"
 	}
 	return "WSH_NETWORK=proxy is withheld: without Landlock's TCP rules (ABI 4) nothing can keep a connection to the proxy, " +
@@ -140,11 +140,11 @@ func (j *Jailer) proxyWithheld() string {
 // proxyPort is the proxy's port for a jail of rung: in its own network
 // namespace on the full rung, on the host's loopback on the landlock rung
 // (lowerProxy), or 0: no proxy.
-func (j *Jailer) proxyPort(rung proto.Rung) uint16 {
+func (j *Jailer) proxyPort(rung degrade.Rung) uint16 {
 	switch {
 	case j.proxy == nil:
 		return 0
-	case rung == proto.RungFull:
+	case rung == degrade.RungFull:
 		return jailProxyPort
 	case j.lowerProxy(rung):
 		return j.hostProxy.port // hostProxyPort was called by compileFilter
@@ -155,7 +155,7 @@ func (j *Jailer) proxyPort(rung proto.Rung) uint16 {
 // jailEnv is env for a command in a jail of rung: pointed at the proxy
 // where the jail has one. What env said of a proxy is replaced: the
 // host's proxy is not reachable from the jail.
-func (j *Jailer) jailEnv(env []string, rung proto.Rung) []string {
+func (j *Jailer) jailEnv(env []string, rung degrade.Rung) []string {
 	port := j.proxyPort(rung)
 	if port == 0 {
 		return env
@@ -201,7 +201,7 @@ type bridge struct {
 // listens on and the init's end of the bridge. It returns the bridge,
 // to close once the jail has ended, or nil with no proxy.
 func (j *Jailer) attachProxy(req *launch.Request) (*bridge, error) {
-	if j.proxy == nil || req.Spec.Rung != proto.RungFull {
+	if j.proxy == nil || req.Spec.Rung != degrade.RungFull {
 		return nil, nil
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
+	"wsh/degrade"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
-	"wsh/internal/verdict"
 )
 
 // A sessionJail is the Runner's one jail (WSH_JAIL=session): made once,
@@ -29,7 +29,7 @@ import (
 // works) gets a jail of its own, made now, and wsh says why, once.
 type sessionJail struct {
 	s      *launch.Session
-	rung   proto.Rung
+	rung   degrade.Rung
 	bridge *bridge // its way to the proxy, or nil
 	dir    string  // the working directory it was made for (the start directory)
 	// hidden is what the hidden paths were when the session's jail
@@ -72,11 +72,11 @@ func (j *Jailer) Session() bool {
 // in j.session. On a lower rung the session is a zygote in the host's
 // namespaces, under the rung's Landlock domain and filter, which forks
 // every command.
-func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) verdict.Verdict {
+func (j *Jailer) startSession(ctx context.Context, dir string, rung degrade.Rung) degrade.Verdict {
 	hidden := j.hiddenPrint()
 	req, pp := j.request(rung, j.hostDir(dir), "", nil, nil, nil, nil, nil)
 	req.Spec.Session, req.Spec.Path, req.Spec.Args, req.Spec.Env = true, "", nil, nil
-	if rung != proto.RungFull {
+	if rung != degrade.RungFull {
 		if err := j.compileSessionFilter(rung); err != nil {
 			// A libseccomp without SCMP_ACT_NOTIFY (before 2.5, or a
 			// kernel it finds without it): the rung stands, without a
@@ -89,7 +89,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 	} else {
 		f, err := j.compileSplitFilter()
 		if err != nil {
-			return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepSeccomp, Err: err}
+			return degrade.Verdict{Kind: degrade.Failed, Mode: 2, Step: degrade.StepSeccomp, Err: err}
 		}
 		req.Spec.Filter, req.Spec.ForkFilter = f[0], f[1]
 	}
@@ -97,7 +97,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 	br, err := j.attachProxy(req)
 	if err != nil {
 		done()
-		return verdict.Verdict{Kind: verdict.Failed, Mode: 2, Step: proto.StepLoopback, Err: err}
+		return degrade.Verdict{Kind: degrade.Failed, Mode: 2, Step: degrade.StepLoopback, Err: err}
 	}
 	s, facts := launch.StartSession(ctx, req)
 	done()
@@ -110,10 +110,10 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 	if pp.err != nil {
 		// As Probe: the protected paths cannot be known, which is no
 		// verdict on the host; each command's own jail says why.
-		return verdict.Verdict{}
+		return degrade.Verdict{}
 	}
-	v := verdict.Classify(facts)
-	if s == nil && rung != proto.RungFull && v.Step == proto.StepListener {
+	v := degrade.Classify(facts)
+	if s == nil && rung != degrade.RungFull && v.Step == degrade.StepListener {
 		// Every step of the rung's setup held but the filter's listener:
 		// a kernel before 5.7, or a filter in force with a listener of
 		// its own (a supervisor that intercepts system calls). The rung
@@ -121,21 +121,21 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung proto.Rung) 
 		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: the kernel refused its seccomp listener (%v); commands get an init of their own", rung, v.Errno))
 		return j.probeNoSession(ctx, dir, rung)
 	}
-	if s == nil && rung != proto.RungFull && v.Kind == verdict.NotExecutable && v.Step == proto.StepExec {
+	if s == nil && rung != degrade.RungFull && v.Kind == degrade.NotExecutable && v.Step == degrade.StepExec {
 		// Every step of the rung's setup held; the zygote could not exec
 		// itself (proto.ZygoteArg0). The rung stands, without a session.
 		j.sayOnce(fmt.Sprintf("wsh: no session on the %s rung: its init could not exec itself as the zygote (%v); commands get an init of their own", rung, v.Errno))
-		return verdict.Verdict{Kind: verdict.Ran}
+		return degrade.Verdict{Kind: degrade.Ran}
 	}
 	if s == nil {
-		if v.Kind == verdict.Ran {
+		if v.Kind == degrade.Ran {
 			// The init ended its setup without a word and exited: no
 			// session, and no reason to think the host refused it.
-			v = verdict.Verdict{Kind: verdict.Failed, Mode: 2, Err: errors.New("the session's jail ended as it started")}
+			v = degrade.Verdict{Kind: degrade.Failed, Mode: 2, Err: errors.New("the session's jail ended as it started")}
 		}
 		return v
 	}
-	if rung == proto.RungLandlock {
+	if rung == degrade.RungLandlock {
 		// Taken now, after the setup made what it makes in the start
 		// directory (the placeholders of missing protected paths). A
 		// change missed between the zygote's grant and now leaves an
@@ -157,15 +157,15 @@ func idSet(ids []proto.PathID) map[proto.PathID]bool {
 
 // probeNoSession is decide's probe of rung without a session: a command's
 // own jail there.
-func (j *Jailer) probeNoSession(ctx context.Context, dir string, rung proto.Rung) verdict.Verdict {
+func (j *Jailer) probeNoSession(ctx context.Context, dir string, rung degrade.Rung) degrade.Verdict {
 	v, _, _ := j.probe(ctx, dir, rung, false)
 	return v
 }
 
 // sessionPrint is what a session's jail on rung depends on, of the hidden
 // paths, now: hiddenPrint, and on the landlock rung grantedPrint.
-func (j *Jailer) sessionPrint(rung proto.Rung) string {
-	if rung == proto.RungLandlock {
+func (j *Jailer) sessionPrint(rung degrade.Rung) string {
+	if rung == degrade.RungLandlock {
 		return j.hiddenPrint() + j.grantedPrint()
 	}
 	return j.hiddenPrint()
@@ -242,12 +242,12 @@ func (j *Jailer) hiddenPrint() string {
 
 // sessionRun runs c in the session's jail, if it still is what c's own
 // jail would be; ok is false when c is to get a jail of its own.
-func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out proto.Facts, err error, ok bool) {
+func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out degrade.Facts, err error, ok bool) {
 	sj := j.session.Load()
 	if sj == nil || sj.rung != j.rung {
 		return out, nil, false
 	}
-	if sj.rung == proto.RungLandlock && onTerminal(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr) {
+	if sj.rung == degrade.RungLandlock && onTerminal(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr) {
 		// The zygote's Landlock domain grants no terminal (its streams
 		// are /dev/null), and a domain in force takes no new rule: a
 		// command that opens its terminal by path (/dev/stdout) gets a
@@ -255,12 +255,12 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		return out, nil, false
 	}
 	protectionOf := func(d string) (protection, bool) {
-		prot, perr := j.protector.protection(d, sj.rung == proto.RungFull)
+		prot, perr := j.protector.protection(d, sj.rung == degrade.RungFull)
 		if perr != nil {
 			// As in a command's own jail: no jail rather than one that
 			// leaves a protected path writable.
 			fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), perr)
-		} else if sj.rung == proto.RungFull {
+		} else if sj.rung == degrade.RungFull {
 			j.noteConfigs(&prot)
 		}
 		return prot, perr == nil
@@ -291,7 +291,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out pr
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), uerr)
 		return out, interp.ExitStatus(126), true
 	}
-	if sj.rung != proto.RungFull {
+	if sj.rung != degrade.RungFull {
 		// No mounts to keep the protected paths read-only: wsh says
 		// after the command which changed, as for a jail of its own.
 		prot.takeStamps()
@@ -433,12 +433,12 @@ func (sj *sessionJail) end() {
 // for prot and the hidden paths as they are now ("" when it is).
 func (sj *sessionJail) stale(prot *protection, hidden string) string {
 	if hidden != sj.hidden {
-		if sj.rung == proto.RungLandlock {
+		if sj.rung == degrade.RungLandlock {
 			return "a hidden or writable path, or a directory above a hidden path, changed since the session's jail was made"
 		}
 		return "a hidden path changed since the session's jail was made"
 	}
-	if sj.rung != proto.RungFull {
+	if sj.rung != degrade.RungFull {
 		// The protected paths are not the jail's to keep on a lower
 		// rung (they are watched, per command).
 		return ""
@@ -485,7 +485,7 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	sj.renewed = true
 	sj.mu.Unlock()
 	j.files.reset(sj) // the shell's file access moves to the new one
-	if sj.rung == proto.RungFull {
+	if sj.rung == degrade.RungFull {
 		// Said each time: each ends what runs in the session.
 		fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)
 		sj.close()
@@ -506,7 +506,7 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	defer cancel()
 	// Until the new one is stored, commands find the old one ended, and
 	// get jails of their own.
-	if v := j.startSession(ctx, sj.dir, sj.rung); v.Kind != verdict.Ran || j.session.Load() == sj {
+	if v := j.startSession(ctx, sj.dir, sj.rung); v.Kind != degrade.Ran || j.session.Load() == sj {
 		j.sayOnce(fmt.Sprintf("wsh: a new session's jail could not be made (%s); commands get a jail of their own", v.Message()))
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -19,7 +20,7 @@ import (
 // cover the live jail cannot be given without a command seeing the path
 // in between, and is renewed), only protected paths can have appeared.
 func (sj *sessionJail) protectable(hidden string) bool {
-	return sj.rung == proto.RungFull && hidden == sj.hidden
+	return sj.rung == degrade.RungFull && hidden == sj.hidden
 }
 
 // protectTimeout bounds the wait for the init's answer to a Protect.
@@ -182,7 +183,7 @@ func (j *Jailer) noteConfigsAtEnd() {
 	j.configsMu.Lock()
 	ran := j.configs != nil
 	j.configsMu.Unlock()
-	if !ran || j.cfg.NoSandbox || j.rung != proto.RungFull {
+	if !ran || j.cfg.NoSandbox || j.rung != degrade.RungFull {
 		return
 	}
 	if prot, err := j.protector.protection(j.filesDir(), false); err == nil {

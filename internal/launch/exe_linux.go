@@ -9,10 +9,9 @@ import (
 	"os"
 	"sync"
 	"time"
+	"wsh/degrade"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/internal/proto"
 )
 
 // selfCopy is a sealed in-memory copy of the jail init, made once per
@@ -159,5 +158,5 @@ func namespacesAllowed(hostNetwork bool) bool {
 		return false
 	}
 	var se *SpawnError
-	return errors.As(err, &se) && se.Step == proto.StartExec && se.Err == unix.ENOENT
+	return errors.As(err, &se) && se.Step == degrade.StartExec && se.Err == unix.ENOENT
 }

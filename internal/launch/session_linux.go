@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/sweep"
 )
@@ -34,7 +35,7 @@ var ErrSessionLost = errors.New("the session's jail ended as the command was sen
 // is a SOCK_SEQPACKET socketpair; wsh's end is close-on-exec, the init's
 // is proto.SessionFD, marked close-on-exec by its setup.
 type Session struct {
-	rung proto.Rung
+	rung degrade.Rung
 	p    *os.Process
 	sock *os.File
 	fd   int // sock's, taken once: Close closes sock only after read ends
@@ -118,14 +119,14 @@ type Command struct {
 // StartSession starts a session's jail from req (req.Spec.Session set,
 // no Path or Args; req's streams are the init's own) and returns it once
 // its setup is over. When the jail was not made, it returns nil and the
-// facts, for verdict.Classify to judge as any launch's.
-func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
+// facts, for degrade.Classify to judge as any launch's.
+func StartSession(ctx context.Context, req *Request) (*Session, degrade.Facts) {
 	if err := ctx.Err(); err != nil {
-		return nil, proto.Facts{StartErr: err}
+		return nil, degrade.Facts{StartErr: err}
 	}
 	ours, theirs, err := seqpacketPair()
 	if err != nil {
-		return nil, proto.Facts{Rung: req.Spec.Rung, StartErr: err}
+		return nil, degrade.Facts{Rung: req.Spec.Rung, StartErr: err}
 	}
 	// The init asks for SIGKILL when its parent dies (checkParent), and
 	// its parent is the thread that cloned it: one that ended (a
@@ -176,7 +177,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		// jail is, which would take them for a command's.
 		<-protSent
 		cio.wait(exitGrace)
-		out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
+		out := degrade.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
 		if ok {
 			out.Report = &r
 		}
@@ -191,7 +192,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 	// another's until then.
 	go s.read()
 	go func() {
-		if s.rung != proto.RungFull {
+		if s.rung != degrade.RungFull {
 			awaitExit(p.Pid)
 			s.killGroups()
 			sweep.Kill(p.Pid, sweepTimeout)
@@ -200,7 +201,7 @@ func StartSession(ctx context.Context, req *Request) (*Session, proto.Facts) {
 		cio.wait(exitGrace)
 		close(gone)
 	}()
-	return s, proto.Facts{Rung: req.Spec.Rung}
+	return s, degrade.Facts{Rung: req.Spec.Rung}
 }
 
 // seqpacketPair is a connected SOCK_SEQPACKET pair, both ends close-on-exec.
@@ -275,15 +276,15 @@ func (s *Session) Ended() bool {
 }
 
 // Run runs c in the session and returns what wsh saw: the command's
-// status, or a report of its fork or exec failing (proto.StepExec, the
+// status, or a report of its fork or exec failing (degrade.StepExec, the
 // errno), or a StartErr when the session has ended.
-func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
+func (s *Session) Run(ctx context.Context, c *Command) degrade.Facts {
 	if err := ctx.Err(); err != nil {
-		return proto.Facts{Rung: s.rung, StartErr: err}
+		return degrade.Facts{Rung: s.rung, StartErr: err}
 	}
 	cio, err := newChildIO(c.Stdin, c.Stdout, c.Stderr)
 	if err != nil {
-		return proto.Facts{Rung: s.rung, StartErr: err}
+		return degrade.Facts{Rung: s.rung, StartErr: err}
 	}
 	ch := make(chan proto.SessionMsg, 3) // Group, Started, and Exited or Failed
 	s.mu.Lock()
@@ -292,7 +293,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 		s.mu.Unlock()
 		cio.closeChildEnds()
 		cio.closeParentEnds()
-		return proto.Facts{Rung: s.rung, StartErr: ErrSessionEnded}
+		return degrade.Facts{Rung: s.rung, StartErr: ErrSessionEnded}
 	default:
 	}
 	s.id++
@@ -304,19 +305,19 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 	if err != nil {
 		s.forget(id)
 		cio.closeParentEnds()
-		return proto.Facts{Rung: s.rung, StartErr: err}
+		return degrade.Facts{Rung: s.rung, StartErr: err}
 	}
 	cio.start()
 	grace := c.KillTimeout
 	if grace <= 0 {
 		grace = exitGrace
 	}
-	out := proto.Facts{Rung: s.rung}
+	out := degrade.Facts{Rung: s.rung}
 	status, report, err := s.await(ctx, id, ch, c.KillTimeout, c.Signals, c.Started)
 	cio.wait(grace)
 	switch {
 	case err != nil:
-		return proto.Facts{Rung: s.rung, StartErr: err}
+		return degrade.Facts{Rung: s.rung, StartErr: err}
 	case report != nil:
 		out.Report, out.Status = report, proto.ReservedStatus
 	default:
@@ -332,7 +333,7 @@ func (s *Session) Run(ctx context.Context, c *Command) proto.Facts {
 // says so. A session that ends before the command started gives
 // ErrSessionLost; an init that says nothing for killTimeout (or
 // exitGrace) after the SIGKILL, ctx's error.
-func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal, onStarted func(int)) (int, *proto.Report, error) {
+func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionMsg, killTimeout time.Duration, sigs <-chan syscall.Signal, onStarted func(int)) (int, *degrade.Report, error) {
 	done := ctx.Done()
 	var kill, giveUp <-chan time.Time
 	// grouped: a lower rung's zygote was making the command's group
@@ -348,7 +349,7 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 		wait = exitGrace
 	}
 	// take takes m; done when it ends the wait, with its status or report.
-	take := func(m proto.SessionMsg) (done bool, status int, rep *proto.Report) {
+	take := func(m proto.SessionMsg) (done bool, status int, rep *degrade.Report) {
 		switch m.Kind {
 		case proto.MsgGroup:
 			grouped = true
@@ -365,7 +366,7 @@ func (s *Session) await(ctx context.Context, id uint64, ch <-chan proto.SessionM
 			}
 			held = nil
 		case proto.MsgFailed:
-			return true, 0, &proto.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}
+			return true, 0, &degrade.Report{Step: m.Step, Errno: syscall.Errno(m.Value)}
 		case proto.MsgExited:
 			return true, int(m.Value), nil
 		}
@@ -476,7 +477,7 @@ func (s *Session) close() error {
 	// The descriptor stays open until the end, so it is still the
 	// socket's.
 	err := unix.Shutdown(s.fd, unix.SHUT_RDWR)
-	if s.rung != proto.RungFull {
+	if s.rung != degrade.RungFull {
 		// A lower rung's zygote is in reach of its commands' signals
 		// (its own Landlock domain): one may have stopped it. It is to
 		// end them itself, as it reads the channel's end.
@@ -507,7 +508,7 @@ func (s *Session) close() error {
 // lower rung (no PID namespace); on the full rung the init's child whose
 // pid in the jail (the last of NSpid) is pid, or 0.
 func (s *Session) hostPid(pid int) int {
-	if s.rung != proto.RungFull {
+	if s.rung != degrade.RungFull {
 		return pid
 	}
 	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(s.p.Pid) + "/task")

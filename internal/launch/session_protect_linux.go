@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -20,7 +21,7 @@ import (
 // init could not (what it bound before the failure stays bound), or when
 // the session has ended. Only the full rung's init has the mounts to do it.
 func (s *Session) Protect(ctx context.Context, pins, paths []proto.PathID) error {
-	if s.rung != proto.RungFull {
+	if s.rung != degrade.RungFull {
 		return fmt.Errorf("protect in place: the %s rung's session has no mounts", s.rung)
 	}
 	b, err := proto.EncodeProtection(pins, paths)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 )
@@ -35,7 +36,7 @@ func startSession(t *testing.T) (*Session, string) {
 // programs (seccomp.CompileSplit), as wsh sends them.
 func asSession(t testing.TB, req *Request) {
 	t.Helper()
-	threads, fork, err := seccomp.CompileSplit((&proto.Spec{Rung: proto.RungFull, Session: true}).SkipGroups()...)
+	threads, fork, err := seccomp.CompileSplit((&proto.Spec{Rung: degrade.RungFull, Session: true}).SkipGroups()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func sh(t *testing.T, s *Session, dir, script string) (int, string) {
 func TestSessionCommandsShareTheJail(t *testing.T) {
 	s, dir := startSession(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	running := make(chan proto.Facts, 1)
+	running := make(chan degrade.Facts, 1)
 	go func() {
 		path, _ := exec.LookPath("sh")
 		running <- s.Run(ctx, &Command{Path: path, Args: []string{"sh", "-c", "echo $$ > bg; exec sleep 300"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir})
@@ -142,7 +143,7 @@ func TestSessionCancel(t *testing.T) {
 func TestSessionFailedExec(t *testing.T) {
 	s, dir := startSession(t)
 	f := s.Run(context.Background(), &Command{Path: "/nonexistent", Args: []string{"x"}, Dir: dir})
-	if f.Report == nil || f.Report.Step != proto.StepExec || f.Report.Errno != syscall.ENOENT {
+	if f.Report == nil || f.Report.Step != degrade.StepExec || f.Report.Errno != syscall.ENOENT {
 		t.Errorf("exec of a missing file: %+v (report %+v)", f, f.Report)
 	}
 	if st, out := sh(t, s, dir, "echo ok"); st != 0 || out != "ok\n" {
@@ -266,7 +267,7 @@ func TestSessionStuckInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan proto.Facts, 1)
+	done := make(chan degrade.Facts, 1)
 	go func() {
 		done <- s.Run(ctx, &Command{Path: path, Args: []string{"sleep", "300"}, Env: []string{}, Dir: dir, KillTimeout: 200 * time.Millisecond})
 	}()

@@ -15,36 +15,35 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+	"wsh/degrade"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/internal/proto"
 )
 
 // spawnSteps name the steps of spawn_linux.c's child.
-var spawnSteps = map[C.int]proto.StartStep{
-	C.WSH_STEP_CLONE:     proto.StartClone,
-	C.WSH_STEP_SIGNALS:   proto.StartSignals,
-	C.WSH_STEP_SETSID:    proto.StartSetsid,
-	C.WSH_STEP_SETGROUPS: proto.StartSetgroups,
-	C.WSH_STEP_UID_MAP:   proto.StartUIDMap,
-	C.WSH_STEP_GID_MAP:   proto.StartGIDMap,
-	C.WSH_STEP_PDEATHSIG: proto.StartPdeathsig,
-	C.WSH_STEP_CAPS:      proto.StartCaps,
-	C.WSH_STEP_FILES:     proto.StartFiles,
-	C.WSH_STEP_EXEC:      proto.StartExec,
+var spawnSteps = map[C.int]degrade.StartStep{
+	C.WSH_STEP_CLONE:     degrade.StartClone,
+	C.WSH_STEP_SIGNALS:   degrade.StartSignals,
+	C.WSH_STEP_SETSID:    degrade.StartSetsid,
+	C.WSH_STEP_SETGROUPS: degrade.StartSetgroups,
+	C.WSH_STEP_UID_MAP:   degrade.StartUIDMap,
+	C.WSH_STEP_GID_MAP:   degrade.StartGIDMap,
+	C.WSH_STEP_PDEATHSIG: degrade.StartPdeathsig,
+	C.WSH_STEP_CAPS:      degrade.StartCaps,
+	C.WSH_STEP_FILES:     degrade.StartFiles,
+	C.WSH_STEP_EXEC:      degrade.StartExec,
 }
 
 // A SpawnError is a start of a jail init that failed: the clone, or a
 // step of the child before its exec.
 type SpawnError struct {
-	Step proto.StartStep
+	Step degrade.StartStep
 	Path string
 	Err  syscall.Errno
 }
 
 func (e *SpawnError) Error() string {
-	if e.Step == proto.StartExec {
+	if e.Step == degrade.StartExec {
 		return fmt.Sprintf("start the jail init: execve %s: %v", e.Path, e.Err)
 	}
 	return fmt.Sprintf("start the jail init: %s: %v", e.Step, e.Err)
@@ -93,8 +92,8 @@ func jailAttr(hostNetwork bool, files ...*os.File) spawnAttr {
 
 // rungAttr is the attr of a jail init of rung r: jailAttr on the full
 // rung; below it, no namespace and no capability raised.
-func rungAttr(r proto.Rung, hostNetwork bool, files ...*os.File) spawnAttr {
-	if r != proto.RungFull {
+func rungAttr(r degrade.Rung, hostNetwork bool, files ...*os.File) spawnAttr {
+	if r != degrade.RungFull {
 		return spawnAttr{files: files, noCaps: true}
 	}
 	return jailAttr(hostNetwork, files...)
@@ -109,13 +108,13 @@ func rungAttr(r proto.Rung, hostNetwork bool, files ...*os.File) spawnAttr {
 func spawn(exe initExe, argv, env []string, attr spawnAttr) (int, error) {
 	files := attr.files
 	if len(files) == 0 || len(files) > C.WSH_SPAWN_FILES {
-		return 0, &SpawnError{Step: proto.StartFiles, Path: exe.path, Err: syscall.EINVAL}
+		return 0, &SpawnError{Step: degrade.StartFiles, Path: exe.path, Err: syscall.EINVAL}
 	}
 	path := exe.path
 	for _, a := range [][]string{{path}, argv, env} {
 		for _, v := range a {
 			if strings.IndexByte(v, 0) >= 0 {
-				return 0, &SpawnError{Step: proto.StartArguments, Path: path, Err: syscall.EINVAL}
+				return 0, &SpawnError{Step: degrade.StartArguments, Path: path, Err: syscall.EINVAL}
 			}
 		}
 	}

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"wsh/degrade"
 
 	"golang.org/x/sys/unix"
-
-	"wsh/internal/proto"
 )
 
 // spawnSh runs script with /bin/sh through spawn, its descriptors 0 to 4
@@ -126,11 +125,11 @@ func TestSpawnErrors(t *testing.T) {
 	f := tempFiles(t, 5)
 	_, err := spawn(initExe{path: "/nonexistent/wsh-init"}, []string{"x"}, nil, jailAttr(false, f[:]...))
 	var se *SpawnError
-	if !errors.As(err, &se) || se.Step != proto.StartExec || !errors.Is(err, syscall.ENOENT) {
+	if !errors.As(err, &se) || se.Step != degrade.StartExec || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("a missing binary: %v, want a SpawnError at execve with ENOENT", err)
 	}
 	_, err = spawn(initExe{path: "/bin/true"}, []string{"true"}, []string{"A=b\x00c"}, jailAttr(false, f[:]...))
-	if !errors.As(err, &se) || se.Step != proto.StartArguments || !errors.Is(err, syscall.EINVAL) {
+	if !errors.As(err, &se) || se.Step != degrade.StartArguments || !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("a NUL in the environment: %v, want EINVAL", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 )
 
@@ -67,10 +68,10 @@ type Request struct {
 }
 
 // Run runs the request in a jail and returns what the parent saw, for
-// verdict.Classify to judge.
-func Run(ctx context.Context, req *Request) proto.Facts {
+// degrade.Classify to judge.
+func Run(ctx context.Context, req *Request) degrade.Facts {
 	if err := ctx.Err(); err != nil {
-		return proto.Facts{StartErr: err}
+		return degrade.Facts{StartErr: err}
 	}
 	var started atomic.Bool
 	p, rd, cio, prot, err := start(req, nil)
@@ -96,7 +97,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	}()
 	exited := make(chan struct{})
 	go stopOnCancel(ctx, p, &started, setupOver, req.KillTimeout, exited)
-	fw := &forwarder{p: p, group: req.Spec.Rung != proto.RungFull}
+	fw := &forwarder{p: p, group: req.Spec.Rung != degrade.RungFull}
 	if req.Signals != nil {
 		go fw.forward(req.Signals, &started, setupOver, exited)
 	}
@@ -104,7 +105,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	// until now and the kill below.
 	waitExited(p.Pid)
 	fw.reaping()
-	if req.Spec.Rung != proto.RungFull {
+	if req.Spec.Rung != degrade.RungFull {
 		// No PID namespace ends what the command left running: its
 		// process group does (the init made a session of its own, and
 		// the lower rungs' filter refuses setsid and setpgid). Killed
@@ -125,7 +126,7 @@ func Run(ctx context.Context, req *Request) proto.Facts {
 	}
 	cio.wait(grace)
 	rd.SetReadDeadline(time.Now().Add(grace))
-	out := proto.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
+	out := degrade.Facts{Rung: req.Spec.Rung, Status: exitStatus(state)}
 	if r, ok := proto.DecodeReport(<-report); ok {
 		out.Report = &r
 	}
@@ -355,15 +356,15 @@ func (f *forwarder) reaping() {
 // startFailed is the facts of a start that failed. An EPERM or EACCES is
 // checked: whether a plain clone with the same namespaces and id maps is
 // allowed (if it is, the refusal was not the namespaces').
-func startFailed(err error, rung proto.Rung, hostNetwork bool) proto.Facts {
-	out := proto.Facts{Rung: rung, StartErr: err}
+func startFailed(err error, rung degrade.Rung, hostNetwork bool) degrade.Facts {
+	out := degrade.Facts{Rung: rung, StartErr: err}
 	var se *SpawnError
 	if errors.As(err, &se) {
 		out.StartStep = se.Step
 	}
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 		out.Filtered = underSeccompFilter()
-		if rung == proto.RungFull {
+		if rung == degrade.RungFull {
 			out.NamespacesAllowed = namespacesAllowed(hostNetwork)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
-	"wsh/internal/verdict"
 	"wsh/jail"
 )
 
@@ -33,9 +33,9 @@ const hangLimit = 10 * time.Second
 // runWithin runs req and fails the test, rather than hanging it, when Run
 // does not return within hangLimit. It returns the outcome and how long
 // Run took.
-func runWithin(t *testing.T, req *Request) (proto.Facts, time.Duration) {
+func runWithin(t *testing.T, req *Request) (degrade.Facts, time.Duration) {
 	t.Helper()
-	done := make(chan proto.Facts, 1)
+	done := make(chan degrade.Facts, 1)
 	start := time.Now()
 	go func() { done <- Run(context.Background(), req) }()
 	select {
@@ -43,7 +43,7 @@ func runWithin(t *testing.T, req *Request) (proto.Facts, time.Duration) {
 		return out, time.Since(start)
 	case <-time.After(hangLimit):
 		t.Fatalf("Run did not return within %v: the parent is blocked on the sentinel", hangLimit)
-		return proto.Facts{}, 0
+		return degrade.Facts{}, 0
 	}
 }
 
@@ -66,7 +66,7 @@ func jailRequest(t testing.TB, argv ...string) (*Request, *bytes.Buffer) {
 	// The full jail's filter: without the lower rungs' groups, and
 	// without the git config group, whose listener only jailer answers
 	// (no Request.Git here).
-	filter, err := seccomp.CompileFilter(append((&proto.Spec{Rung: proto.RungFull}).SkipGroups(), proto.GitGroup)...)
+	filter, err := seccomp.CompileFilter(append((&proto.Spec{Rung: degrade.RungFull}).SkipGroups(), proto.GitGroup)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRunSilentChild(t *testing.T) {
 			if out.StartErr != nil || out.Report != nil || out.Status != c.status {
 				t.Errorf("outcome %+v, want status %d and no report\nstderr:\n%s", out, c.status, stderr)
 			}
-			if v := verdict.Classify(out); v.Kind != verdict.Ran {
+			if v := degrade.Classify(out); v.Kind != degrade.Ran {
 				t.Errorf("classified %v, want ran", v.Kind)
 			}
 		})
@@ -129,7 +129,7 @@ func TestRunReportsARefusedStep(t *testing.T) {
 	missing := filepath.Join(req.Spec.Dir, "missing")
 	req.Spec.Writable = append(req.Spec.Writable, proto.PathID{Path: missing})
 	out, _ := runWithin(t, req)
-	want := proto.Report{Step: proto.StepDetach, Errno: syscall.ENOENT}
+	want := degrade.Report{Step: degrade.StepDetach, Errno: syscall.ENOENT}
 	if out.Report == nil || *out.Report != want || out.Status != proto.ReservedStatus {
 		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
 			out, out.Report, want, proto.ReservedStatus, stderr)
@@ -143,19 +143,19 @@ func TestRunWithoutAFilterFails(t *testing.T) {
 	req, stderr := jailRequest(t, "true")
 	req.Spec.Filter = nil
 	out, _ := runWithin(t, req)
-	want := proto.Report{Step: proto.StepSeccomp, Errno: syscall.EINVAL}
+	want := degrade.Report{Step: degrade.StepSeccomp, Errno: syscall.EINVAL}
 	if out.Report == nil || *out.Report != want || out.Status != proto.ReservedStatus {
 		t.Fatalf("outcome %+v (report %v), want report %+v and status %d\nstderr:\n%s",
 			out, out.Report, want, proto.ReservedStatus, stderr)
 	}
-	if v := verdict.Classify(out); v.Kind != verdict.Failed {
+	if v := degrade.Classify(out); v.Kind != degrade.Failed {
 		t.Errorf("classified %v, want failed", v.Kind)
 	}
 }
 
 // TestReadReport: only exactly one whole valid report counts.
 func TestReadReport(t *testing.T) {
-	valid := proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EPERM}.Encode()
+	valid := proto.EncodeReport(degrade.Report{Step: degrade.StepMountPrivate, Errno: syscall.EPERM})
 	cases := []struct {
 		name string
 		b    []byte
@@ -181,7 +181,7 @@ func TestReadReport(t *testing.T) {
 			wr.Close()
 			started := false
 			r, ok := proto.DecodeReport(readSentinel(rd, func() { started = true }))
-			if ok != c.ok || (ok && r != proto.Report{Step: proto.StepMountPrivate, Errno: syscall.EPERM}) {
+			if ok != c.ok || (ok && r != degrade.Report{Step: degrade.StepMountPrivate, Errno: syscall.EPERM}) {
 				t.Errorf("readSentinel(%q) = %+v, %v; want ok %v", c.b, r, ok, c.ok)
 			}
 			if started != (len(c.b) == 0) {
@@ -232,8 +232,8 @@ func TestExecRefusedIsNotADenial(t *testing.T) {
 	defer func() { exePath = saved }()
 	req, _ := jailRequest(t, "true")
 	out, _ := runWithin(t, req)
-	v := verdict.Classify(out)
-	if out.StartErr == nil || !out.NamespacesAllowed || v.Kind != verdict.Failed {
+	v := degrade.Classify(out)
+	if out.StartErr == nil || !out.NamespacesAllowed || v.Kind != degrade.Failed {
 		t.Errorf("exec of wsh refused: outcome %+v, verdict %v; want a checked failure, not a denial", out, v.Kind)
 	}
 	if !namespacesAllowed(false) || !namespacesAllowed(true) {
@@ -294,7 +294,7 @@ func TestRunProtectionSent(t *testing.T) {
 				t.Errorf("started %v, want %v; outcome %+v\nstderr:\n%s", started, c.started, out, stderr)
 			}
 			// Cancelled, the init may be killed before it reports.
-			if c.name == "an error" && (out.Report == nil || out.Report.Step != proto.StepProtect) {
+			if c.name == "an error" && (out.Report == nil || out.Report.Step != degrade.StepProtect) {
 				t.Errorf("outcome %+v, want a report of the protect step", out)
 			}
 		})

@@ -3,11 +3,12 @@ package proto
 import (
 	"errors"
 	"time"
+	"wsh/degrade"
 )
 
-// ErrNotSupported is the error where wsh has no jail: not Linux, or a wsh
-// built without cgo (no seccomp compiler, no spawn).
-var ErrNotSupported = errors.New("the jail is not supported here")
+// ErrNotSupported is the error where wsh has no jail
+// (degrade.ErrNotSupported).
+var ErrNotSupported = degrade.ErrNotSupported
 
 // ErrNoInit is the error for a program that did not call jail.Init first
 // in main (a test binary: in TestMain).

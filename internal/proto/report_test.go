@@ -3,15 +3,16 @@ package proto
 import (
 	"syscall"
 	"testing"
+	"wsh/degrade"
 )
 
 // TestReportRoundTrip: every step's report, with any errno, decodes to
 // itself.
 func TestReportRoundTrip(t *testing.T) {
-	for s := StepNone + 1; s < stepCount; s++ {
+	for s := degrade.StepNone + 1; s.Reported(); s++ {
 		for _, e := range []syscall.Errno{syscall.EPERM, syscall.EACCES, syscall.ENOSPC, 0xfffffff} {
-			r := Report{Step: s, Errno: e}
-			b := r.Encode()
+			r := degrade.Report{Step: s, Errno: e}
+			b := EncodeReport(r)
 			got, ok := DecodeReport(b[:])
 			if !ok || got != r {
 				t.Errorf("DecodeReport(Encode(%+v)) = %+v, %v", r, got, ok)
@@ -23,7 +24,7 @@ func TestReportRoundTrip(t *testing.T) {
 // TestDecodeReportIgnoresForeignBytes: bytes that are not exactly one whole
 // valid report are not a report.
 func TestDecodeReportIgnoresForeignBytes(t *testing.T) {
-	valid := Report{Step: StepMountPrivate, Errno: syscall.EPERM}.Encode()
+	valid := EncodeReport(degrade.Report{Step: degrade.StepMountPrivate, Errno: syscall.EPERM})
 	with := func(i int, v byte) []byte {
 		b := valid
 		b[i] = v
@@ -41,8 +42,8 @@ func TestDecodeReportIgnoresForeignBytes(t *testing.T) {
 		{"bad first magic byte", with(0, 'x')},
 		{"bad second magic byte", with(1, 0)},
 		{"nonzero pad", with(3, 1)},
-		{"step none", with(2, byte(StepNone))},
-		{"unknown step", with(2, byte(stepCount))},
+		{"step none", with(2, byte(degrade.StepNone))},
+		{"unknown step", with(2, byte(degrade.StepListener+1))},
 		{"step 255", with(2, 255)},
 		{"zero errno", append(valid[:4:4], 0, 0, 0, 0)},
 		{"zeros", make([]byte, ReportSize)},

@@ -3,6 +3,7 @@ package proto
 import (
 	"errors"
 	"fmt"
+	"wsh/degrade"
 )
 
 // SessionFD is the descriptor on which the init of a session (Spec.Session)
@@ -61,7 +62,7 @@ type SessionRun struct {
 type SessionMsg struct {
 	Kind  byte
 	ID    uint64
-	Step  Step
+	Step  degrade.Step
 	Value uint32
 }
 
@@ -113,7 +114,7 @@ func DecodeSessionMsg(b []byte) (SessionMsg, error) {
 	}
 	d := decoder{b: b[1:]}
 	m := SessionMsg{Kind: b[0], ID: d.u64()}
-	m.Step = Step(d.b[0])
+	m.Step = degrade.Step(d.b[0])
 	d.b = d.b[1:]
 	m.Value = d.u32()
 	switch m.Kind {

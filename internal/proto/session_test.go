@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"wsh/degrade"
 )
 
 // TestSessionMessages: a Run and every other message survive the wire; a
@@ -30,7 +31,7 @@ func TestSessionMessages(t *testing.T) {
 		}
 	}
 	for _, k := range []byte{MsgRun, MsgSignal, MsgStarted, MsgFailed, MsgExited, MsgProtect, MsgProtected} {
-		m := SessionMsg{Kind: k, ID: 1 << 40, Step: StepChdir, Value: 15}
+		m := SessionMsg{Kind: k, ID: 1 << 40, Step: degrade.StepChdir, Value: 15}
 		if got, err := DecodeSessionMsg(m.Encode()); err != nil || got != m {
 			t.Errorf("round trip of %c: %+v, %v", k, got, err)
 		}
@@ -46,7 +47,7 @@ func TestSessionMessages(t *testing.T) {
 // TestSessionSpec: a session's spec has no target, on every rung; a lower
 // rung's session filter has SessionForkGroup in SessionGroup's place.
 func TestSessionSpec(t *testing.T) {
-	for _, r := range []Rung{RungFull, RungLandlock, RungSeccomp} {
+	for _, r := range []degrade.Rung{degrade.RungFull, degrade.RungLandlock, degrade.RungSeccomp} {
 		s := Spec{Session: true, Dir: "/w", Rung: r}
 		b, err := s.Encode()
 		if err != nil {
@@ -65,16 +66,16 @@ func TestSessionSpec(t *testing.T) {
 		s          Spec
 		skip, keep string
 	}{
-		{Spec{Rung: RungLandlock}, SessionForkGroup, SessionGroup},
-		{Spec{Rung: RungSeccomp, Session: true}, SessionGroup, SessionForkGroup},
-		{Spec{Rung: RungLandlock, Session: true}, SessionGroup, SessionForkGroup},
+		{Spec{Rung: degrade.RungLandlock}, SessionForkGroup, SessionGroup},
+		{Spec{Rung: degrade.RungSeccomp, Session: true}, SessionGroup, SessionForkGroup},
+		{Spec{Rung: degrade.RungLandlock, Session: true}, SessionGroup, SessionForkGroup},
 	} {
 		skip := c.s.SkipGroups()
 		if !slices.Contains(skip, c.skip) || slices.Contains(skip, c.keep) {
 			t.Errorf("%+v skips %v: want %s skipped and %s kept", c.s, skip, c.skip, c.keep)
 		}
 	}
-	if skip := (&Spec{Rung: RungFull, Session: true}).SkipGroups(); !slices.Contains(skip, SessionGroup) || !slices.Contains(skip, SessionForkGroup) {
+	if skip := (&Spec{Rung: degrade.RungFull, Session: true}).SkipGroups(); !slices.Contains(skip, SessionGroup) || !slices.Contains(skip, SessionForkGroup) {
 		t.Errorf("the full rung's session keeps a lower rung's group: skips %v", skip)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"wsh/degrade"
 )
 
 // InitArg0 is the argv[0] with which wsh re-executes itself as the jail init.
@@ -85,7 +86,7 @@ type Spec struct {
 	// Rung is the rung of the ladder the init sets up: RungFull (the
 	// namespaces), or RungLandlock or RungSeccomp, where the init is in
 	// the host's namespaces and execs the target itself.
-	Rung Rung
+	Rung degrade.Rung
 	// Dir is the working directory of the target.
 	Dir string
 	// Path is the resolved executable; Args is its argv, Args[0] included.
@@ -213,7 +214,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	flags := d.byte()
 	s.AllowUnix, s.HostNetwork, s.ProtectLater, s.Session = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	s.UmaskSet = flags&16 != 0
-	s.Rung = Rung(d.byte())
+	s.Rung = degrade.Rung(d.byte())
 	s.ProxyPort = d.uint16()
 	s.Umask = d.uint16()
 	s.Writable = d.ids()
@@ -230,8 +231,8 @@ func decodeSpec(b []byte) (*Spec, error) {
 	s.Path = d.str()
 	s.Args = d.strs()
 	s.Env = d.strs()
-	if d.bad || len(d.b) != 0 || flags&^31 != 0 || s.Umask&^0o777 != 0 || s.Rung >= RungNone ||
-		s.ProxyPort != 0 && (s.HostNetwork || s.Rung == RungSeccomp) {
+	if d.bad || len(d.b) != 0 || flags&^31 != 0 || s.Umask&^0o777 != 0 || s.Rung >= degrade.RungNone ||
+		s.ProxyPort != 0 && (s.HostNetwork || s.Rung == degrade.RungSeccomp) {
 		return nil, errSpec
 	}
 	return &s, nil
@@ -412,7 +413,7 @@ func (s *Spec) SkipGroups() []string {
 	}
 	// GitGroup is a program of its own (GitFilter), on the full rung only.
 	skip = append(skip, GitGroup)
-	if s.Rung == RungFull {
+	if s.Rung == degrade.RungFull {
 		return append(skip, LowerRungGroups()...)
 	}
 	switch {

@@ -1,9 +1,8 @@
-package verdict
+package degrade
 
 import (
 	"fmt"
 	"sync"
-	"wsh/internal/proto"
 )
 
 // State is what one Runner learned of the host's jail. It is sticky: once
@@ -11,7 +10,7 @@ import (
 // safe for concurrent use.
 type State struct {
 	mu      sync.Mutex
-	floor   proto.Rung // the lowest rung accepted, with floored
+	floor   Rung // the lowest rung accepted, with floored
 	floored bool
 	verdict *Verdict // the denial that degraded
 	refused *Verdict // the last denial, with the full jail as the floor
@@ -24,7 +23,7 @@ type State struct {
 // with the full jail as the floor a denial fails the command closed
 // (Refused) rather than degrading; with a lower one, Accepts says whether
 // the rung the Runner stepped down to will do. Call it before Settle.
-func (s *State) SetFloor(r proto.Rung) {
+func (s *State) SetFloor(r Rung) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.floor, s.floored = r, true
@@ -32,7 +31,7 @@ func (s *State) SetFloor(r proto.Rung) {
 
 // Accepts says whether commands may run on rung r: always without a
 // floor, else when r is the floor or above it.
-func (s *State) Accepts(r proto.Rung) bool {
+func (s *State) Accepts(r Rung) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.floored || r <= s.floor
@@ -63,7 +62,7 @@ func (s *State) Settle(v Verdict) Verdict {
 	switch {
 	case v.Kind == Denied && s.worked:
 		v.Kind, v.Note = Failed, "the jail worked earlier in this session, so this is not the host refusing it"
-	case v.Kind == Denied && s.floored && s.floor == proto.RungFull:
+	case v.Kind == Denied && s.floored && s.floor == RungFull:
 		v.Kind = Refused
 	}
 	switch v.Kind {
@@ -107,10 +106,10 @@ func (s *State) get(p **Verdict) (Verdict, bool) {
 // the host's Landlock ABI (0: none); withheld are the settings asked for
 // that the rung does not give, each with why. It never offers the opt-out as a way
 // to silence it: the warning is the truth about this host.
-func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
+func Warning(v Verdict, r Rung, abi int, withheld ...string) string {
 	var in string
 	switch r {
-	case proto.RungLandlock:
+	case RungLandlock:
 		in = "commands run on the landlock rung from now on: no capabilities, no_new_privs, wsh's seccomp filter, " +
 			"and Landlock (writes only in the writable paths; no TCP, with WSH_NETWORK=none), but in the host's " +
 			"namespaces: they see the host's processes and network, hidden paths can be listed though not read, " +
@@ -124,13 +123,13 @@ func Warning(v Verdict, r proto.Rung, abi int, withheld ...string) string {
 			in += fmt.Sprintf(", and truncate any file this user can write (ABI %d)", abi)
 		}
 		in += "; builtins, redirections and globs are done under the same Landlock domain"
-	case proto.RungSeccomp:
+	case RungSeccomp:
 		in = "commands run on the seccomp rung from now on: no capabilities, no_new_privs and wsh's seccomp filter, " +
 			"but neither Landlock (this kernel or its host refuses it) nor namespaces: they can write wherever " +
 			"this user can, read the hidden paths, change the protected paths, signal this user's other processes " +
 			"and, where the kernel's ptrace policy (Yama) allows it, read and write their memory through /proc; " +
 			"builtins, redirections and globs have no file policy either"
-	case proto.RungNone:
+	case RungNone:
 		if !v.Filtered {
 			in = "running commands unsandboxed from now on (builtins, redirections and globs too)"
 			break
@@ -157,7 +156,7 @@ func cause(v Verdict) string {
 			"as inside another wsh's jail, whose commands are confined by that jail too, or under a container's default profile"
 	case v.Mode == 1:
 		return "Likely cause: a seccomp profile or policy refuses user namespaces (a container's default profile, or a sysctl)"
-	case v.Step == proto.StepMountPrivate || v.Step == proto.StepDetach || v.Step == proto.StepRootReadonly:
+	case v.Step == StepMountPrivate || v.Step == StepDetach || v.Step == StepRootReadonly:
 		return "Likely cause: user namespaces are allowed but mounts in them are not (AppArmor's unprivileged user namespace restriction, as on Ubuntu 24.04)"
 	}
 	return "Likely cause: the host refuses a step of the jail's setup"

@@ -1,9 +1,7 @@
-package verdict
+package degrade
 
 import (
 	"syscall"
-
-	"wsh/internal/proto"
 )
 
 // StepDown says, from the verdict of a probe jail of rung r, whether the
@@ -14,19 +12,19 @@ import (
 // EACCES: a container profile from before Landlock); the seccomp
 // rung steps down to none when it is refused. Anything else is no step:
 // the rung is in force (Ran), or it failed loudly (Failed).
-func StepDown(r proto.Rung, v Verdict) (proto.Rung, bool) {
+func StepDown(r Rung, v Verdict) (Rung, bool) {
 	switch r {
-	case proto.RungFull:
+	case RungFull:
 		if v.Kind == Denied {
-			return proto.RungLandlock, true
+			return RungLandlock, true
 		}
-	case proto.RungLandlock:
-		if v.Kind == Denied || v.Kind == Failed && v.Step == proto.StepLandlock && (landlockAbsent(v.Errno) || isDenial(v.Errno)) {
-			return proto.RungSeccomp, true
+	case RungLandlock:
+		if v.Kind == Denied || v.Kind == Failed && v.Step == StepLandlock && (landlockAbsent(v.Errno) || isDenial(v.Errno)) {
+			return RungSeccomp, true
 		}
-	case proto.RungSeccomp:
+	case RungSeccomp:
 		if v.Kind == Denied {
-			return proto.RungNone, true
+			return RungNone, true
 		}
 	}
 	return r, false

@@ -1,12 +1,10 @@
-package verdict
+package degrade
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"syscall"
-
-	"wsh/internal/proto"
 )
 
 // Kind says what an outcome means.
@@ -27,6 +25,8 @@ const (
 	Refused
 )
 
+// String is the kind's name: "ran", "denied", "failed", "not executable"
+// or "refused".
 func (k Kind) String() string {
 	switch k {
 	case Ran:
@@ -49,9 +49,9 @@ type Verdict struct {
 	// Mode is 1 when the clone or the id maps were refused (the jail init
 	// never ran), 2 when a setup step inside it was.
 	Mode int
-	// Step is where it failed: proto.StepClone in mode 1, the setup step
+	// Step is where it failed: StepClone in mode 1, the setup step
 	// in mode 2.
-	Step  proto.Step
+	Step  Step
 	Errno syscall.Errno
 	// Err is the start error, for Failed in mode 1.
 	Err    error
@@ -59,25 +59,25 @@ type Verdict struct {
 	// Note says why a refusal is not a denial, when that is not obvious.
 	Note string
 	// Filtered: in mode 1, wsh itself runs under a seccomp filter
-	// (proto.Facts.Filtered), the likely refuser.
+	// (Facts.Filtered), the likely refuser.
 	Filtered bool
 }
 
 // Classify says what the facts of one launch mean: the table in
 // docs/sandbox.md, "When the host refuses the jail".
-func Classify(f proto.Facts) Verdict {
+func Classify(f Facts) Verdict {
 	if f.StartErr != nil {
 		var errno syscall.Errno
 		errors.As(f.StartErr, &errno)
-		v := Verdict{Kind: Failed, Mode: 1, Step: proto.StepClone, Errno: errno, Err: f.StartErr, Filtered: f.Filtered}
+		v := Verdict{Kind: Failed, Mode: 1, Step: StepClone, Errno: errno, Err: f.StartErr, Filtered: f.Filtered}
 		switch {
-		case isDenial(errno) && f.Rung != proto.RungFull && f.StartStep == proto.StartSetsid:
+		case isDenial(errno) && f.Rung != RungFull && f.StartStep == StartSetsid:
 			// A fresh child leads no process group: only a filter
 			// refuses its setsid (an outer wsh's, on a lower rung), and
 			// a lower rung needs the session to end what a command
 			// leaves running. The host refuses the rung.
 			v.Kind = Denied
-		case isDenial(errno) && f.Rung != proto.RungFull:
+		case isDenial(errno) && f.Rung != RungFull:
 			// No namespaces were asked for: the host did not refuse a
 			// jail, it refused the exec of wsh's init.
 			v.Note = "no namespaces were asked for; the exec of wsh's own binary was refused"
@@ -89,7 +89,7 @@ func Classify(f proto.Facts) Verdict {
 		case isDenial(errno):
 			v.Kind = Denied
 		}
-		if f.StartStep != proto.StartUnknown && f.StartStep != proto.StartClone {
+		if f.StartStep != StartUnknown && f.StartStep != StartClone {
 			v.Note = strings.TrimPrefix(v.Note+"; at "+f.StartStep.String(), "; ")
 		}
 		return v
@@ -100,7 +100,7 @@ func Classify(f proto.Facts) Verdict {
 	r := *f.Report
 	v := Verdict{Mode: 2, Step: r.Step, Errno: r.Errno, Kind: Failed, Note: note(r.Step, r.Errno)}
 	switch {
-	case r.Step == proto.StepExec:
+	case r.Step == StepExec:
 		v.Kind, v.Mode = NotExecutable, 0
 	case neverDenial(r.Step):
 	case resolvesPath(r.Step) && r.Errno == syscall.EACCES:
@@ -114,9 +114,9 @@ func Classify(f proto.Facts) Verdict {
 // resolvesPath reports whether the step resolves a path the user named (a
 // writable or hidden path, the working directory), where EACCES is that
 // path's permission rather than the host refusing the jail.
-func resolvesPath(s proto.Step) bool {
+func resolvesPath(s Step) bool {
 	switch s {
-	case proto.StepDetach, proto.StepWritable, proto.StepHide, proto.StepChdir, proto.StepHome, proto.StepProtect:
+	case StepDetach, StepWritable, StepHide, StepChdir, StepHome, StepProtect:
 		return true
 	}
 	return false
@@ -126,15 +126,15 @@ func resolvesPath(s proto.Step) bool {
 // is no refusal of the jail by the host: the copy-on-write home is a
 // convenience of the jail, and losing it must not switch the jail off;
 // Landlock is a second layer under the namespaces.
-func neverDenial(s proto.Step) bool { return s == proto.StepHome || s == proto.StepLandlock }
+func neverDenial(s Step) bool { return s == StepHome || s == StepLandlock }
 
 // note says, for a failure of the step with errno, what it means when the
 // errno alone does not say it.
-func note(s proto.Step, errno syscall.Errno) string {
+func note(s Step, errno syscall.Errno) string {
 	switch {
-	case s == proto.StepStdio && errno == proto.ErrStream:
+	case s == StepStdio && errno == ErrStream:
 		return "a standard stream of the command is a file or device the jail cannot show; give it through a pipe"
-	case s == proto.StepHome && (errno == syscall.ENOTDIR || errno == syscall.EISDIR || errno == syscall.ESTALE):
+	case s == StepHome && (errno == syscall.ENOTDIR || errno == syscall.EISDIR || errno == syscall.ESTALE):
 		return "the home shows something else where a writable path or a host mount goes, as a command of " +
 			"another wsh can leave it; wsh home reset clears what commands wrote to the home"
 	}
