@@ -66,5 +66,10 @@ func (w *Wrapper) RunnerOptions() []interp.RunnerOption {
 func (w *Wrapper) Status() degrade.Status { return w.j.Status() }
 
 // Close ends the Wrapper's jail and what still runs in it, and removes
-// what it made on the host. Commands run after it fail.
-func (w *Wrapper) Close() error { return w.j.Close() }
+// what it made on the host; it says first what wsh says at the end of a
+// script (a git config the last command made with keys the host's git
+// would run). Commands run after it fail.
+func (w *Wrapper) Close() error {
+	w.j.EndChecks()
+	return w.j.Close()
+}

@@ -103,6 +103,14 @@ func TestWrapMiddleware(t *testing.T) {
 				}
 				checkDemo(t, r, "env", "env", "degraded none")
 			})
+			t.Run("config made by the last command", func(t *testing.T) {
+				// No Run of wsh's ends: what a script's end says, the
+				// Wrapper's Close says.
+				r := runWrapdemo(t, u, dir, nil, "", `sh -c 'git init -q r && printf "[core]\n\tfsmonitor = evil\n" >> r/.git/config'`)
+				if r.status != 0 || !strings.Contains(r.stderr, "r/.git/config, made during the run before wsh could make it read-only, sets core.fsmonitor") {
+					t.Errorf("status %d\n%s", r.status, r.stderr)
+				}
+			})
 			t.Run("opted out", func(t *testing.T) {
 				r := runWrapdemo(t, u, dir, []string{"WSH_NO_SANDBOX=1"}, "", `env true; echo "env: $?"`)
 				if r.status != 0 || r.stdout != "env: 0\n" || strings.Contains(r.stderr, "warning") {

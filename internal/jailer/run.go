@@ -50,11 +50,7 @@ var errFailedClosed = errors.New("the script stops (wsh said why above)")
 func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) error) {
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
-		j.checkShellWrites()
-		if rs.ranCommand.Load() {
-			j.noteConfigsAtEnd()
-		}
-		j.checkBound()
+		j.endChecks(rs.ranCommand.Load())
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)
 		}
@@ -64,6 +60,21 @@ func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) err
 		return err
 	}
 }
+
+// endChecks are a Run's last checks: what the shell's redirections wrote,
+// the git configs the last command made (when a command ran), what was
+// written through a path bound read-only.
+func (j *Jailer) endChecks(ranCommand bool) {
+	j.checkShellWrites()
+	if ranCommand {
+		j.noteConfigsAtEnd()
+	}
+	j.checkBound()
+}
+
+// EndChecks are a Run's last checks (endChecks) for package wrap, whose
+// caller's interpreter has no Run of wsh's: at the Wrapper's Close.
+func (j *Jailer) EndChecks() { j.endChecks(true) }
 
 // failClosed marks the Run of ctx, if it has one, as failed closed, and
 // returns the error that stops the interpreter.
