@@ -53,7 +53,7 @@ test: test-deps vet
 	$(GO) test -count=1 -timeout 20m -v ./...
 	E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
 	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch
-	CGO_ENABLED=0 $(GO) test -count=1 ./shell
+	CGO_ENABLED=0 $(GO) test -count=1 ./shell ./wrap
 	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...
 
 # make bench runs the benchmarks of internal/bench/ (per exec, per script, memory,
