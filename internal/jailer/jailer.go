@@ -24,6 +24,7 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
+	"wsh/internal/gitmediate"
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
@@ -478,7 +479,7 @@ func (c *command) name() string {
 type pendingProtection struct {
 	prot *protection
 	err  error
-	git  *gitMediator // the full rung's answer to renames (gitrename.go)
+	git  *gitmediate.Mediator // the full rung's answer to renames
 }
 
 // request is the one place that turns a command into a jail request, for
@@ -494,7 +495,7 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 	} else {
 		spec.GitFilter, gitErr = j.compileGitFilter()
 		if gitErr == nil {
-			pp.git, gitEnd, gitErr = newGitMediator(j.warn, &j.gitNoRoom)
+			pp.git, gitEnd, gitErr = gitmediate.New(j.warn, &j.gitNoRoom)
 		}
 	}
 	return &launch.Request{
@@ -522,7 +523,7 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 				j.noteConfigs(&prot)
 			}
 			if pp.git != nil {
-				pp.git.setConfigs(prot.paths)
+				pp.git.SetConfigs(prot.paths)
 			}
 			if rung != degrade.RungFull {
 				prot.takeStamps()

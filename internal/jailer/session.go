@@ -17,6 +17,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/degrade"
+	"wsh/internal/gitmediate"
 	"wsh/internal/launch"
 	"wsh/internal/proto"
 )
@@ -39,9 +40,9 @@ type sessionJail struct {
 	// pins and paths are the protection the jail was made with, and
 	// what was bound in it since (protectInPlace); under mu.
 	pins, paths map[proto.PathID]bool
-	// git, on the full rung, answers the jail's renames (gitrename.go):
-	// a config protected later is given to it with addConfigs.
-	git       *gitMediator
+	// git, on the full rung, answers the jail's renames (package gitmediate):
+	// a config protected later is given to it with AddConfigs.
+	git       *gitmediate.Mediator
 	protectMu sync.Mutex // one protectInPlace at a time
 
 	mu      sync.Mutex

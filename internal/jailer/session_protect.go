@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wsh/degrade"
+	"wsh/internal/gitmediate"
 	"wsh/internal/proto"
 )
 
@@ -73,7 +74,7 @@ func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *prot
 	if sj.git != nil {
 		// A new repository's config is written through wsh as the
 		// others are (git remote add right after git init).
-		sj.git.addConfigs(append(append([]proto.PathID(nil), pins...), paths...))
+		sj.git.AddConfigs(append(append([]proto.PathID(nil), pins...), paths...))
 	}
 	for _, id := range paths {
 		j.sayHooks(id.Path, false)
@@ -138,7 +139,7 @@ func (j *Jailer) noteConfigs(prot *protection) {
 	}
 	var fresh []string
 	for _, id := range append(append([]proto.PathID(nil), prot.pins...), prot.paths...) {
-		if !gitConfigName(filepath.Base(id.Path)) {
+		if !gitmediate.ConfigName(filepath.Base(id.Path)) {
 			continue
 		}
 		k := configSeen{id.Path, id.Dev, id.Ino}
@@ -156,21 +157,21 @@ func (j *Jailer) noteConfigs(prot *protection) {
 }
 
 // sayConfigKeys says each key of the git config p that the host's git
-// would run or load (gitKeyRefusal), once per file and key; when says
+// would run or load (gitmediate.Refusals), once per file and key; when says
 // when p was written.
 func (j *Jailer) sayConfigKeys(p, when string) {
-	b, err := readRegular(p, maxGitConfig)
+	b, err := readRegular(p, gitmediate.MaxConfig)
 	if err != nil {
 		return // gone, or not a file: nothing in it for git to read
 	}
-	es, err := gitEntries(b)
+	refused, err := gitmediate.Refusals(b)
 	if err != nil {
 		fmt.Fprintf(j.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", shown(p), err)
 		return
 	}
-	for _, r := range refusedEntries(nil, es) {
-		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.key, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.key), r.why)
+	for _, r := range refused {
+		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.Key, true); !said {
+			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.Key), r.Why)
 		}
 	}
 }

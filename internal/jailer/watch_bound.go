@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"wsh/internal/gitmediate"
 	"wsh/internal/proto"
 )
 
@@ -34,7 +35,7 @@ func (j *Jailer) watchBound(paths []proto.PathID) {
 	// Written between the protection that found it (noteConfigs) and
 	// the stamp: said as written before the bind.
 	for p := range stamps {
-		if gitConfigName(filepath.Base(p)) {
+		if gitmediate.ConfigName(filepath.Base(p)) {
 			j.sayConfigKeys(p, "made during the run before wsh could make it read-only")
 		}
 	}
@@ -66,7 +67,7 @@ func (j *Jailer) checkBound() {
 			}
 			continue
 		}
-		if gitConfigName(filepath.Base(p)) {
+		if gitmediate.ConfigName(filepath.Base(p)) {
 			// wsh itself writes a protected config for git (git remote
 			// add): what it lets through is no change to say, a key that
 			// runs code is, whoever wrote it.

@@ -133,7 +133,7 @@ const ProxyFD = 9
 // GitFD is the descriptor, a unix socket, on which a jail init of the
 // full rung sends its seccomp filter's listener (SCM_RIGHTS) to wsh, and
 // which it then closes: the filter's GitGroup sends every rename to wsh,
-// which writes a protected git config itself (package jailer, gitrename).
+// which writes a protected git config itself (package gitmediate).
 const GitFD = 10
 
 // specMagic starts the wire form; the last byte is its version.

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package gitmediate
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ import (
 //     read-only bind stays, so the kernel refuses a rename onto it.
 //   - a rename onto one is made by wsh: the source must be a regular file
 //     of the same directory, of wsh's uid, with one link and at most
-//     maxGitConfig bytes; every entry it adds or changes must be on the
+//     MaxConfig bytes; every entry it adds or changes must be on the
 //     allowlist (gitkeys.go). Then wsh writes it into the host's config
 //     in place (its inode: a rename on the host would detach the jail's
 //     bind), removes the source and answers 0; otherwise it says why and
@@ -43,11 +43,11 @@ import (
 // the caller, with openat2's RESOLVE_IN_ROOT or RESOLVE_BENEATH and no
 // magic link, so that it reads nothing the jail could not.
 
-// maxGitConfig bounds the config a command may have wsh write.
-const maxGitConfig = 1 << 20
+// MaxConfig bounds the config a command may have wsh write.
+const MaxConfig = 1 << 20
 
-// A gitMediator answers the renames of one jail.
-type gitMediator struct {
+// A Mediator answers the renames of one jail.
+type Mediator struct {
 	ours    *os.File                          // wsh's end of the socket on which the init sends its listener
 	configs atomic.Pointer[map[devIno]string] // read without a lock by answer
 	mu      sync.Mutex                        // one writer of configs at a time
@@ -57,28 +57,28 @@ type gitMediator struct {
 
 type devIno struct{ dev, ino uint64 }
 
-// newGitMediator makes the socket for a full rung's jail (launch.Request.Git
+// New makes the socket for a full rung's jail (launch.Request.Git
 // is theirs) and starts serving it: it ends with the jail.
-func newGitMediator(warn io.Writer, noRoom *sync.Once) (*gitMediator, *os.File, error) {
+func New(warn io.Writer, noRoom *sync.Once) (*Mediator, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("socketpair", err)
 	}
-	m := &gitMediator{ours: os.NewFile(uintptr(fds[0]), "wsh-git"), warn: warn, noRoom: noRoom}
+	m := &Mediator{ours: os.NewFile(uintptr(fds[0]), "wsh-git"), warn: warn, noRoom: noRoom}
 	go m.serve()
 	return m, os.NewFile(uintptr(fds[1]), "wsh-git-init"), nil
 }
 
-// setConfigs records, of the protected paths, the repositories' configs
+// SetConfigs records, of the protected paths, the repositories' configs
 // (a config or config.worktree beside a HEAD): the files wsh writes itself.
-func (m *gitMediator) setConfigs(paths []proto.PathID) {
+func (m *Mediator) SetConfigs(paths []proto.PathID) {
 	m.configs.Store(&map[devIno]string{})
-	m.addConfigs(paths)
+	m.AddConfigs(paths)
 }
 
-// addConfigs adds the repositories' configs of paths to those wsh writes
+// AddConfigs adds the repositories' configs of paths to those wsh writes
 // itself: for a path protected in place during a session.
-func (m *gitMediator) addConfigs(paths []proto.PathID) {
+func (m *Mediator) AddConfigs(paths []proto.PathID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := map[devIno]string{}
@@ -86,7 +86,7 @@ func (m *gitMediator) addConfigs(paths []proto.PathID) {
 		maps.Copy(set, *old)
 	}
 	for _, p := range paths {
-		if !gitConfigName(filepath.Base(p.Path)) {
+		if !ConfigName(filepath.Base(p.Path)) {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(filepath.Dir(p.Path), "HEAD")); err != nil {
@@ -97,12 +97,14 @@ func (m *gitMediator) addConfigs(paths []proto.PathID) {
 	m.configs.Store(&set)
 }
 
-func gitConfigName(name string) bool { return name == "config" || name == "config.worktree" }
+// ConfigName says whether name is that of a repository's config wsh
+// writes itself: config or config.worktree.
+func ConfigName(name string) bool { return name == "config" || name == "config.worktree" }
 
 // serve takes the init's listener and answers each notification until
 // every process of the jail is gone (POLLHUP), or none came (the init
 // failed before, or the jail was not made).
-func (m *gitMediator) serve() {
+func (m *Mediator) serve() {
 	defer m.ours.Close()
 	buf, oob := make([]byte, 2), make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := unix.Recvmsg(int(m.ours.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -181,7 +183,7 @@ func decodeRename(req *proto.SeccompNotif) (renameCall, bool) {
 // one onto a protected config (mediate). It is cheap for the rest: one
 // read of the destination's name from the caller's memory, and a lookup
 // in the jail's view only for a name "config" or "config.worktree".
-func (m *gitMediator) answer(listener int, req *proto.SeccompNotif) proto.SeccompNotifResp {
+func (m *Mediator) answer(listener int, req *proto.SeccompNotif) proto.SeccompNotifResp {
 	cont := proto.SeccompNotifResp{ID: req.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	c, ok := decodeRename(req)
 	if !ok || c.flags&unix.RENAME_EXCHANGE != 0 {
@@ -194,7 +196,7 @@ func (m *gitMediator) answer(listener int, req *proto.SeccompNotif) proto.Seccom
 		return cont
 	}
 	newPath, err := readCString(int(req.Pid), c.newPtr)
-	if err != nil || !gitConfigName(lastName(newPath)) {
+	if err != nil || !ConfigName(lastName(newPath)) {
 		return cont
 	}
 	dir, name, err := openParent(int(req.Pid), c.newDir, newPath)
@@ -307,7 +309,7 @@ var errRefused = errors.New("refused")
 
 // sayNoRoom says, once for the Jailer, that the jail was made without the
 // git config group: the host refused its listener (errno).
-func (m *gitMediator) sayNoRoom(errno unix.Errno) {
+func (m *Mediator) sayNoRoom(errno unix.Errno) {
 	why := errno.Error()
 	if errno == unix.EBUSY {
 		why = "EBUSY: a seccomp supervisor of the host's holds the one listener a process may have"
@@ -320,8 +322,17 @@ func (m *gitMediator) sayNoRoom(errno unix.Errno) {
 	})
 }
 
+// closeFDs closes fds (as package jailer's closeFDs, files.go).
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
 // isConfig says whether st is one of the protected configs.
-func (m *gitMediator) isConfig(st unix.Stat_t) bool {
+func (m *Mediator) isConfig(st unix.Stat_t) bool {
 	c := m.configs.Load()
 	if c == nil {
 		return false

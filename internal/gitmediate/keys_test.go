@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package gitmediate
 
 import (
 	"slices"
@@ -43,7 +43,7 @@ func TestGitRefusedEntries(t *testing.T) {
 	} {
 		var got []string
 		for _, r := range refusedEntries(host, c.new) {
-			got = append(got, r.key)
+			got = append(got, r.Key)
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: refused %v, want %v", c.name, got, c.want)
@@ -51,7 +51,7 @@ func TestGitRefusedEntries(t *testing.T) {
 	}
 	// A remote's URL removed while a branch still names it.
 	old := []gitEntry{{key: "remote.x.url", value: "/x"}, {key: "branch.main.remote", value: "x"}}
-	if r := refusedEntries(old, old[1:]); len(r) != 1 || r[0].key != "branch.main.remote" {
+	if r := refusedEntries(old, old[1:]); len(r) != 1 || r[0].Key != "branch.main.remote" {
 		t.Errorf("the remote's URL removed under a branch: refused %v", r)
 	}
 }

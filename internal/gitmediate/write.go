@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package gitmediate
 
 import (
 	"bytes"
@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 
@@ -23,7 +25,7 @@ import (
 // mediate makes the rename c onto the protected config host (dst its
 // identity, dir its directory in the jail's view) as a write of the
 // host's file in place, or refuses it. It returns the caller's errno.
-func (m *gitMediator) mediate(listener int, req *proto.SeccompNotif, c renameCall, dir int, host string, dst unix.Stat_t) unix.Errno {
+func (m *Mediator) mediate(listener int, req *proto.SeccompNotif, c renameCall, dir int, host string, dst unix.Stat_t) unix.Errno {
 	if c.flags&unix.RENAME_NOREPLACE != 0 {
 		return unix.EEXIST // the config is there
 	}
@@ -72,7 +74,7 @@ func (m *gitMediator) mediate(listener int, req *proto.SeccompNotif, c renameCal
 
 // readLockFile reads the source of a rename onto a config: a regular
 // file (not a symlink, FIFO or device), of wsh's uid, with one link (not
-// a hard link to a file elsewhere), of at most maxGitConfig bytes, and no
+// a hard link to a file elsewhere), of at most MaxConfig bytes, and no
 // mount point of the jail's (a protected file, bound onto itself): wsh
 // removes the source once it wrote the config, and in wsh's mount
 // namespace, where the jail's binds are none, the kernel would let it
@@ -105,12 +107,12 @@ func readLockFile(dir int, name string) ([]byte, unix.Stat_t, error) {
 	case int(st.Uid) != os.Geteuid():
 		return nil, st, fmt.Errorf("is another user's")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	b, err := io.ReadAll(io.LimitReader(f, MaxConfig+1))
 	if err != nil {
 		return nil, st, err
 	}
-	if len(b) > maxGitConfig {
-		return nil, st, fmt.Errorf("has more than %d bytes", maxGitConfig)
+	if len(b) > MaxConfig {
+		return nil, st, fmt.Errorf("has more than %d bytes", MaxConfig)
 	}
 	return b, st, nil
 }
@@ -118,7 +120,7 @@ func readLockFile(dir int, name string) ([]byte, unix.Stat_t, error) {
 // write writes content into the host's config host (the file of identity
 // dst) in place, if every entry it adds or changes is allowed (gitKeyRefusal);
 // otherwise it says each refused key and leaves the file as it was.
-func (m *gitMediator) write(host string, dst unix.Stat_t, content []byte) error {
+func (m *Mediator) write(host string, dst unix.Stat_t, content []byte) error {
 	f, err := os.OpenFile(host, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		m.say(host, "", fmt.Sprintf("it could not be opened on the host (%v)", err))
@@ -130,7 +132,7 @@ func (m *gitMediator) write(host string, dst unix.Stat_t, content []byte) error 
 		m.say(host, "", "it is no longer the file the jail protects")
 		return errRefused
 	}
-	old, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	old, err := io.ReadAll(io.LimitReader(f, MaxConfig+1))
 	if err != nil {
 		m.say(host, "", fmt.Sprintf("it could not be read (%v)", err))
 		return errRefused
@@ -147,7 +149,7 @@ func (m *gitMediator) write(host string, dst unix.Stat_t, content []byte) error 
 	}
 	if refused := refusedEntries(oldE, newE); len(refused) > 0 {
 		for _, r := range refused {
-			m.say(host, r.key, r.why)
+			m.say(host, r.Key, r.Why)
 		}
 		return errRefused
 	}
@@ -183,11 +185,20 @@ func replaceContent(f *os.File, content []byte) error {
 }
 
 // say tells the user why a write of a config was refused.
-func (m *gitMediator) say(host, key, why string) {
+func (m *Mediator) say(host, key, why string) {
 	if key != "" {
 		why = shown(key) + " " + why
 	}
 	fmt.Fprintf(m.warn, "wsh: refused a write of %s: %s\n", shown(host), why)
+}
+
+// shown is p as a message shows it: quoted where it has a character that
+// does not print (as package jailer's shown, worktree.go).
+func shown(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // A gitEntry is one entry of a config as git lists it: the key (section

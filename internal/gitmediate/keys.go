@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package gitmediate
 
 import (
 	"strings"
@@ -103,21 +103,22 @@ var gitFixedKeys = map[string]bool{
 	"core.precomposeunicode": true, "core.symlinks": true, "core.repositoryformatversion": true,
 }
 
-// A refusedEntry is a key a new config adds or changes that may not be.
-type refusedEntry struct{ key, why string }
+// A Refusal is a key a new config adds or changes that may not be, and
+// why.
+type Refusal struct{ Key, Why string }
 
 // refusedEntries are the entries of new that old does not have (the same
 // key and value as many times) and that are not allowed, once per key.
 // An entry the host's config has stays, whatever its key; one removed is
 // fine.
-func refusedEntries(old, new []gitEntry) []refusedEntry {
+func refusedEntries(old, new []gitEntry) []Refusal {
 	have := map[gitEntry]int{}
 	keys := map[string]bool{}
 	for _, e := range old {
 		have[e]++
 		keys[e.key] = true
 	}
-	var out []refusedEntry
+	var out []Refusal
 	said := map[string]bool{}
 	oldRemotes, remotes := remoteNames(old), remoteNames(new)
 	for _, e := range new {
@@ -128,7 +129,7 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 			if branchRemote && oldRemotes[e.value] && !said[e.key] {
 				// Its remote's URL removed: git takes the name as a path now.
 				said[e.key] = true
-				out = append(out, refusedEntry{e.key, "would name a remote the config no longer has: git takes it as a URL, where the host's next fetch or push would go"})
+				out = append(out, Refusal{e.key, "would name a remote the config no longer has: git takes it as a URL, where the host's next fetch or push would go"})
 			}
 			continue
 		}
@@ -141,7 +142,7 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 		}
 		if why != "" && !said[e.key] {
 			said[e.key] = true
-			out = append(out, refusedEntry{e.key, why})
+			out = append(out, Refusal{e.key, why})
 		}
 	}
 	newKeys := map[string]bool{}
@@ -151,10 +152,21 @@ func refusedEntries(old, new []gitEntry) []refusedEntry {
 	for k := range keys {
 		if gitFixedKeys[k] && !newKeys[k] && !said[k] {
 			said[k] = true
-			out = append(out, refusedEntry{k, "would remove what the host's git found when it made the repository"})
+			out = append(out, Refusal{k, "would remove what the host's git found when it made the repository"})
 		}
 	}
 	return out
+}
+
+// Refusals are the keys of the config content that wsh would refuse to
+// add to a config (one of a run's repositories, which the host's git
+// would read), once per key; an error where git cannot read it.
+func Refusals(content []byte) ([]Refusal, error) {
+	es, err := gitEntries(content)
+	if err != nil {
+		return nil, err
+	}
+	return refusedEntries(nil, es), nil
 }
 
 // remoteNames are the remotes es gives a URL (remote.NAME.url): a
