@@ -29,6 +29,7 @@ import (
 	"wsh/internal/netproxy"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
+	"wsh/internal/streams"
 )
 
 // A Jailer runs external commands for an interp.Runner: in the jail, or
@@ -90,8 +91,8 @@ type Jailer struct {
 	// protection to its open, and for good by Close before the
 	// placeholders go.
 	writeMu   sync.RWMutex
-	terminals terminals    // put back as they were when the Runner closes
-	given     givenStreams // the Runner's streams' status flags, put back after each command
+	terminals streams.Terminals // put back as they were when the Runner closes
+	given     streams.Given     // the Runner's streams' status flags, put back after each command
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 	// CallHandler, if set, is the caller's interp.CallHandler, in every
@@ -712,8 +713,8 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	if j.gitNote != "" && filepath.Base(c.path) == "git" {
 		j.gitOnce.Do(func() { fmt.Fprintln(j.warn, j.gitNote) })
 	}
-	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = throughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = streams.ThroughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	j.terminals.Note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if j.session.Load() != nil {
 		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
 			return err
