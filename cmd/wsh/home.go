@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"wsh/config"
-	"wsh/internal/jailer"
 	"wsh/internal/launch"
+	"wsh/internal/paths"
 )
 
 const homeUsage = "usage: wsh home [reset]"
@@ -35,7 +35,7 @@ func home(args []string, stdout, stderr io.Writer) int {
 	var plan launch.HomePlan
 	var why string
 	if err == nil {
-		plan, why, err = jailer.HomePlan(cfg, dir, os.Environ())
+		plan, why, err = paths.HomePlan(cfg, dir, os.Environ())
 	}
 	if err != nil {
 		return configError(stderr, err)

@@ -19,13 +19,14 @@ import (
 
 	"wsh/degrade"
 	"wsh/internal/proto"
+	"wsh/internal/streams"
 )
 
 // The shell's own file access (the interpreter's open, read-dir, stat and
 // access handlers) is done in the jail, by the file server (files): a
 // redirection, a glob, cd, test and source see what a command sees, by the
 // kernel's rules and no others. What names the shell's own descriptors
-// (stdioFD: /dev/stdin, /dev/fd/1, /proc/self/fd/2, ..., and the devices
+// (streams.StdioFD: /dev/stdin, /dev/fd/1, /proc/self/fd/2, ..., and the devices
 // /dev/null, /dev/tty, ...) stays in wsh, as it must. On the seccomp rung
 // and unsandboxed there is no file policy, and the shell opens directly.
 
@@ -71,8 +72,8 @@ func (j *Jailer) openIn(ctx context.Context, path string, flag int, mode uint32)
 // mode, 0666, less the script's umask.
 func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	path := absolute(ctx, name)
-	if fd, ok := stdioFD(path); ok {
-		// path is one of the canonical names (stdioFD), so the name
+	if fd, ok := streams.StdioFD(path); ok {
+		// path is one of the canonical names (streams.StdioFD), so the name
 		// opened is the name decided on.
 		if fd < 0 || flag&writeFlags == 0 || !isFileFD(fd) {
 			return os.OpenFile(path, flag, perm) // a device, tty or pipe

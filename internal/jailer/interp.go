@@ -25,6 +25,7 @@ import (
 
 	"wsh/internal/job"
 	"wsh/internal/proto"
+	"wsh/internal/streams"
 )
 
 // NewInterp makes an interp.Runner whose commands go through this Jailer:
@@ -104,7 +105,7 @@ func (e *fifoEnviron) Get(name string) expand.Variable {
 
 // Close removes what the Jailer made on the host (its FIFO directory).
 func (j *Jailer) Close() error {
-	if j.terminals.any() {
+	if j.terminals.Any() {
 		// A command still running (a background job, cancelled as the
 		// run ended) could change the settings after they are put back.
 		j.waitCommands(j.KillTimeout + time.Second)
@@ -148,8 +149,8 @@ func (j *Jailer) Close() error {
 	if j.protector != nil {
 		j.protector.ph.end(inUse)
 	}
-	j.terminals.restore()
-	j.given.restore()
+	j.terminals.Restore()
+	j.given.Restore()
 	j.releaseHome()
 	if j.fifoDir == "" || j.fifoDir == noFifoDir {
 		return err
@@ -403,7 +404,7 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 			if err := stopped(ctx); err != nil {
 				return nil, err
 			}
-			_, stream := stdioFD(absolute(ctx, path))
+			_, stream := streams.StdioFD(absolute(ctx, path))
 			switch {
 			case j.refusedFiles() && !stream:
 				return nil, accessError(ctx, path, j.refusal())

@@ -28,8 +28,10 @@ import (
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
+	"wsh/internal/paths"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
+	"wsh/internal/streams"
 )
 
 // A Jailer runs external commands for an interp.Runner: in the jail, or
@@ -38,7 +40,7 @@ import (
 type Jailer struct {
 	cfg      config.Config
 	writable []string
-	hiding   hiding
+	hiding   paths.Hiding
 	files    files                   // the shell's own file access, in the jail
 	startDir string                  // the directory the Jailer was made in
 	fifoDir  string                  // the interpreter's own temporary directory
@@ -91,8 +93,8 @@ type Jailer struct {
 	// protection to its open, and for good by Close before the
 	// placeholders go.
 	writeMu   sync.RWMutex
-	terminals terminals    // put back as they were when the Runner closes
-	given     givenStreams // the Runner's streams' status flags, put back after each command
+	terminals streams.Terminals // put back as they were when the Runner closes
+	given     streams.Given     // the Runner's streams' status flags, put back after each command
 	// KillTimeout is the time between SIGTERM and SIGKILL on cancellation.
 	KillTimeout time.Duration
 	// CallHandler, if set, is the caller's interp.CallHandler, in every
@@ -174,11 +176,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	var real map[string]string
 	if !cfg.NoSandbox {
 		var err error
-		if real, err = checkGround(given, cfg.Writable, dir, environ); err != nil {
+		if real, err = paths.CheckGround(given, cfg.Writable, dir, environ); err != nil {
 			return nil, err
 		}
 	}
-	w, startWhy, err := writableAndWhy(cfg, dir, environ, real)
+	w, startWhy, err := paths.WritableAndWhy(cfg, dir, environ, real)
 	if err != nil {
 		return nil, err
 	}
@@ -227,14 +229,14 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if !cfg.NoSandbox {
 		// wsh's state directory (the copy-on-write home's layers) is
 		// hidden from every jail and from the shell itself.
-		plan, why, failed = planHome(cfg, environ, w)
-		plan.Project, plan.Scope = projectOf(dir, w, cfg)
+		plan, why, failed = paths.PlanHome(cfg, environ, w)
+		plan.Project, plan.Scope = paths.ProjectOf(dir, w, cfg)
 		if why == "" {
-			if plan, err = makeState(plan, environ, w); err != nil {
+			if plan, err = paths.MakeState(plan, environ, w); err != nil {
 				why, failed = err.Error(), true
 			}
 		}
-		hidden = append(append([]string(nil), hidden...), existingStates(environ, plan)...)
+		hidden = append(append([]string(nil), hidden...), paths.ExistingStates(environ, plan)...)
 		state := ""
 		if why == "" {
 			state = plan.State // made
@@ -242,14 +244,14 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
 		j.protector.ph.shareLedger(ledgerDir(""), j.protector.inShared)
 	}
-	if j.hiding, err = newHiding(w, hidden); err != nil {
+	if j.hiding, err = paths.NewHiding(w, hidden); err != nil {
 		return nil, err
 	}
 	j.files.j, j.startDir = j, dir
 	// Nothing is protected in a hidden path: the hide covers it.
-	j.protector.hidden = j.hiding.hiddenPaths
+	j.protector.hidden = j.hiding.HiddenPaths
 	if !cfg.NoSandbox {
-		if d, err := filepath.EvalSymlinks(dir); err == nil && j.hiding.nameHidden(d) {
+		if d, err := filepath.EvalSymlinks(dir); err == nil && j.hiding.NameHidden(d) {
 			// The jail would cover it: no command could start there.
 			return nil, &config.Error{Var: "the working directory", Err: fmt.Errorf("%s is hidden (WSH_HIDE, or wsh's state directory): start wsh elsewhere", d)}
 		}
@@ -486,7 +488,7 @@ type pendingProtection struct {
 // commands and for Probe alike.
 func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) (*launch.Request, *pendingProtection) {
 	pp := &pendingProtection{}
-	spec := proto.Spec{Writable: j.hiding.writable, Hidden: j.hiding.hiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
+	spec := proto.Spec{Writable: j.hiding.Writable, Hidden: j.hiding.HiddenNow(), ShmDir: j.shmDir, AllowUnix: j.allowUnix(rung), Filter: j.filters[rung], HostNetwork: j.cfg.Network == config.NetworkHost, Rung: rung, Dir: dir, Path: path, Args: args, Env: env}
 	var gitErr error
 	var gitEnd *os.File
 	if rung != degrade.RungFull {
@@ -713,8 +715,8 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	if j.gitNote != "" && filepath.Base(c.path) == "git" {
 		j.gitOnce.Do(func() { fmt.Fprintln(j.warn, j.gitNote) })
 	}
-	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = throughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	j.terminals.note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = streams.ThroughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	j.terminals.Note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if j.session.Load() != nil {
 		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"wsh/config"
 	"wsh/degrade"
 	"wsh/internal/launch"
+	"wsh/internal/paths"
 	"wsh/internal/proto"
 )
 
@@ -71,7 +72,7 @@ func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, f
 		h.planned = !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES)
 		return
 	}
-	h.mounts = hostMountsBeneath(plan.Home, j.writable)
+	h.mounts = paths.HostMountsBeneath(plan.Home, j.writable)
 	// The keeper gives a clone of the home now, or no jail would get one.
 	c, err := conn.Clone()
 	if err != nil {
@@ -80,7 +81,7 @@ func (j *Jailer) setupHome(plan launch.HomePlan, environ []string, why string, f
 		return
 	}
 	c.Close()
-	j.hiding.homePath = plan.Home
+	j.hiding.HomePath = plan.Home
 	h.conn, h.id, h.active, h.status.Overlay = conn, id, true, true
 	if names := launch.EarlierUnsaid(plan); len(names) > 0 {
 		fmt.Fprintf(j.warn, "wsh: the jail's home now keeps a layer per project: what jails wrote to it before (%s) "+

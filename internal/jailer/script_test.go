@@ -173,3 +173,10 @@ func (r *testRunner) Run(ctx context.Context, script string) error {
 }
 
 func (r *testRunner) Close() error { return r.jailer.Close() }
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -187,7 +187,7 @@ func (j *Jailer) grantedPrint() string {
 	// The writable paths (and the FIFOs' directory) are granted by the
 	// inode each path led to then: one moved away and made anew would be
 	// writable at its old inode and not at its path.
-	for _, w := range append(append([]proto.PathID(nil), j.hiding.writable...), proto.PathID{Path: j.shmDir.Path}) {
+	for _, w := range append(append([]proto.PathID(nil), j.hiding.Writable...), proto.PathID{Path: j.shmDir.Path}) {
 		if w.Path == "" {
 			continue
 		}
@@ -198,7 +198,7 @@ func (j *Jailer) grantedPrint() string {
 			fmt.Fprintf(&b, "w%s\x00-\n", w.Path)
 		}
 	}
-	hidden := append(j.hiding.hiddenNow(), proto.PathID{Path: "/dev"})
+	hidden := append(j.hiding.HiddenNow(), proto.PathID{Path: "/dev"})
 	for _, id := range hidden {
 		for d := filepath.Dir(id.Path); ; d = filepath.Dir(d) {
 			if !seen[d] {
@@ -222,7 +222,7 @@ func (j *Jailer) grantedPrint() string {
 // where it leads and what is there (or that nothing is).
 func (j *Jailer) hiddenPrint() string {
 	var b strings.Builder
-	for _, id := range j.hiding.hiddenNow() {
+	for _, id := range j.hiding.HiddenNow() {
 		b.WriteString(id.Path)
 		b.WriteByte(0)
 		if r, err := filepath.EvalSymlinks(id.Path); err == nil {

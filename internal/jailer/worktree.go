@@ -15,6 +15,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/config"
+	"wsh/internal/paths"
 )
 
 // linkedCommon is the common git directory of the linked worktree that
@@ -213,10 +214,10 @@ func addLinkedCommon(d string, w []string, environ []string) (out []string, note
 			return w, ""
 		}
 	}
-	g := newGround(environ, nil)
-	why := notWritableByDefault(c, g.home)
+	g := paths.NewGround(environ, nil)
+	why := paths.NotWritableByDefault(c, g.Home())
 	if why == "" {
-		if _, err := g.checkReal("the common git directory of the worktree", c, false); err != nil {
+		if _, err := g.CheckReal("the common git directory of the worktree", c, false); err != nil {
 			why = err.Error()
 		} else if r, err := config.CheckWritable(c); err != nil || r != c {
 			why = "it changed as wsh started"

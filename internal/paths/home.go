@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"bufio"
@@ -27,14 +27,14 @@ var systemDirs = map[string]bool{
 	"/proc": true, "/sys": true, "/dev": true, "/run": true,
 }
 
-// planHome decides whether the jail's $HOME is a copy-on-write home, and
+// PlanHome decides whether the jail's $HOME is a copy-on-write home, and
 // from where. It returns the plan, whose Home is set whenever $HOME is a
 // directory, and, when the jail is not to get it, why not; failed says the
 // home was to be copy-on-write and cannot be (which the first command
 // says), as opposed to a home that is not one to cover. The state
 // directory is resolved where it exists: it is hidden from every jail and
 // from the shell's own operations.
-func planHome(cfg config.Config, environ, writable []string) (plan launch.HomePlan, why string, failed bool) {
+func PlanHome(cfg config.Config, environ, writable []string) (plan launch.HomePlan, why string, failed bool) {
 	home, _ := lookupEnvOK(environ, "HOME")
 	if home == "" || !filepath.IsAbs(home) {
 		return plan, "HOME is not set to an absolute path", false
@@ -130,12 +130,12 @@ func resolveExisting(p string) string {
 	}
 }
 
-// makeState makes the state directory where this uid can: the first of
+// MakeState makes the state directory where this uid can: the first of
 // stateDirs that it can make, or finds, as a directory of its own that no
 // other uid can write. One that lies in a writable path, or resolves into
-// one once made (a symlink changed since planHome), is refused, not passed
+// one once made (a symlink changed since PlanHome), is refused, not passed
 // over: commands could change the layers there.
-func makeState(plan launch.HomePlan, environ, writable []string) (launch.HomePlan, error) {
+func MakeState(plan launch.HomePlan, environ, writable []string) (launch.HomePlan, error) {
 	var first error
 	for _, d := range stateDirs(environ, plan.Home) {
 		r, err := makeStateAt(d, writable)
@@ -240,10 +240,10 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 	if err != nil {
 		return plan, "", err
 	}
-	plan, why, _ = planHome(cfg, environ, w)
-	plan.Project, plan.Scope = projectOf(dir, w, cfg)
+	plan, why, _ = PlanHome(cfg, environ, w)
+	plan.Project, plan.Scope = ProjectOf(dir, w, cfg)
 	if why == "" {
-		if p, err := makeState(plan, environ, w); err != nil {
+		if p, err := MakeState(plan, environ, w); err != nil {
 			why = err.Error()
 		} else {
 			plan = p
@@ -252,11 +252,11 @@ func HomePlan(cfg config.Config, dir string, environ []string) (plan launch.Home
 	return plan, why, nil
 }
 
-// hostMountsBeneath lists the mount points of this process's mount
+// HostMountsBeneath lists the mount points of this process's mount
 // namespace that lie beneath home, outermost only, leaving out those in a
 // writable path (whose binds carry them): an overlay shows none of them,
 // so the jail binds them again on top of it.
-func hostMountsBeneath(home string, writable []string) []string {
+func HostMountsBeneath(home string, writable []string) []string {
 	var points []string
 	for _, p := range mountPoints() {
 		if strings.HasPrefix(p, home+"/") {
@@ -329,12 +329,12 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
-// existingStates lists the plan's state directory and the others it may
+// ExistingStates lists the plan's state directory and the others it may
 // be in (stateDirs: the layers of runs with another XDG_STATE_HOME, or
 // from before a fallback), those that exist. One this uid cannot look up
 // (in another user's home) is left out: the commands, of this uid and
 // with no capability over the host's files, cannot reach it either.
-func existingStates(environ []string, plan launch.HomePlan) []string {
+func ExistingStates(environ []string, plan launch.HomePlan) []string {
 	var out []string
 	for _, s := range append([]string{plan.State}, stateDirs(environ, plan.Home)...) {
 		if s == "" || contains(out, s) {
@@ -348,7 +348,7 @@ func existingStates(environ []string, plan launch.HomePlan) []string {
 	return out
 }
 
-// projectOf is the layer of the copy-on-write home that a run started in
+// ProjectOf is the layer of the copy-on-write home that a run started in
 // dir keeps what its commands write there (but for the shared caches):
 // project is the start directory, resolved, with its identity (device
 // and inode: a directory made again at the path is another project), and
@@ -358,7 +358,7 @@ func existingStates(environ []string, plan launch.HomePlan) []string {
 // may do more runs (the fourth review: a .pth left by a run in proj/sub
 // wrote proj/direct from a later run in proj). No search upward: a .git
 // planted above the start directory would make one project of many.
-func projectOf(dir string, writable []string, cfg config.Config) (project, scope string) {
+func ProjectOf(dir string, writable []string, cfg config.Config) (project, scope string) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}

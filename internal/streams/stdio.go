@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// throughPipes gives back a command's standard streams with each one
+// ThroughPipes gives back a command's standard streams with each one
 // that the jail cannot show in place of a pipe of its own: a regular
 // file of a /proc or /sys (`wc -l < /proc/cpuinfo`), which an init
 // opening it again by its path, in a jail of its own or another, would
@@ -17,7 +17,7 @@ import (
 // builtin writes: the script's redirection opened it in the jail (the
 // file server), and a builtin could read or write it there as well. The
 // same file as stdout and stderr stays one stream.
-func throughPipes(in io.Reader, out, errw io.Writer) (io.Reader, io.Writer, io.Writer) {
+func ThroughPipes(in io.Reader, out, errw io.Writer) (io.Reader, io.Writer, io.Writer) {
 	if f, ok := in.(*os.File); ok && kernelFile(f) {
 		in = struct{ io.Reader }{f}
 	}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"errors"
@@ -28,8 +28,8 @@ import (
 // be a directory the host runs programs from (a directory of PATH, the
 // home's tool directories), nor hold one of the home's.
 
-// ground is what the check needs to know of the host, resolved once.
-type ground struct {
+// Ground is what the check needs to know of the host, resolved once.
+type Ground struct {
 	home     string   // resolved, or ""
 	shared   []string // /tmp, /var/tmp and $TMPDIR, resolved
 	writable []string // WSH_WRITABLE, resolved
@@ -40,12 +40,14 @@ type ground struct {
 // homeCodeDirs are the tool directories of the home, whose programs the
 // host runs: PATH usually lists them, or will once they exist (a profile
 // adds ~/.local/bin and ~/bin then). The startup files and directories
-// (~/.config/systemd, ~/.ssh) are protected names instead (protect.go):
+// (~/.config/systemd, ~/.ssh) are protected names instead (the protector's):
 // wsh may start in ~/.config.
 var homeCodeDirs = []string{".cargo/bin", "go/bin", ".local/bin", "bin"}
 
-func newGround(environ, writable []string) ground {
-	g := ground{writable: writable}
+// NewGround resolves what the check of the ground needs to know of the
+// host, from environ and the writable paths (resolved).
+func NewGround(environ, writable []string) Ground {
+	g := Ground{writable: writable}
 	env := func(k string) string { v, _ := lookupEnvOK(environ, k); return v }
 	addReal := func(l *[]string, p string) {
 		if filepath.IsAbs(p) {
@@ -85,16 +87,16 @@ func newGround(environ, writable []string) ground {
 	return g
 }
 
-// checkReal returns a *config.GroundError when p, the path named what, is not
+// CheckReal returns a *config.GroundError when p, the path named what, is not
 // ground to start on; nil when it is, or when it cannot be resolved (then
-// no second resolution is made of it: writableAndWhy). byDefault says p is writable only
+// no second resolution is made of it: WritableAndWhy). byDefault says p is writable only
 // when wsh would choose it (the start directory, $TMPDIR): one it would
 // not choose (a system directory, the home) is not made writable, so it
 // is not checked for what it holds.
 //
 // It returns p resolved by the walk that was checked ("" where p cannot be
 // resolved): the caller makes that writable, not a second resolution.
-func (g ground) checkReal(what, p string, byDefault bool) (string, error) {
+func (g Ground) CheckReal(what, p string, byDefault bool) (string, error) {
 	links, real, err := linksOn(p)
 	if err != nil {
 		return "", nil
@@ -102,14 +104,17 @@ func (g ground) checkReal(what, p string, byDefault bool) (string, error) {
 	return real, g.checkLinks(what, p, links, real, byDefault)
 }
 
-func (g ground) checkLinks(what, p string, links []link, real string, byDefault bool) error {
+// Home is the home directory, resolved, or "".
+func (g Ground) Home() string { return g.home }
+
+func (g Ground) checkLinks(what, p string, links []link, real string, byDefault bool) error {
 	for _, l := range links {
 		if in := g.jailWritable(filepath.Dir(l.at)); in != "" {
 			return &config.GroundError{What: what, Path: p, Why: "goes through the symlink " + l.at + " (-> " + l.to + "), which lies in " +
 				in + ", where a jailed command can make one; wsh never makes a path writable through a symlink a command could have made"}
 		}
 	}
-	if byDefault && notWritableByDefault(real, g.home) != "" {
+	if byDefault && NotWritableByDefault(real, g.home) != "" {
 		return nil
 	}
 	if why := g.runsPrograms(real); why != "" {
@@ -123,7 +128,7 @@ func (g ground) checkLinks(what, p string, links []link, real string, byDefault 
 
 // jailWritable says where dir, a resolved directory, lies that a jailed
 // command of some run could write, or "".
-func (g ground) jailWritable(dir string) string {
+func (g Ground) jailWritable(dir string) string {
 	in := func(root, what string) string {
 		if dir == root {
 			return root + ", " + what
@@ -140,7 +145,7 @@ func (g ground) jailWritable(dir string) string {
 			return in(w, "named in WSH_WRITABLE")
 		}
 	}
-	if notWritableByDefault(dir, g.home) == "" {
+	if NotWritableByDefault(dir, g.home) == "" {
 		return dir + ", a directory a run started in it makes writable"
 	}
 	return ""
@@ -148,7 +153,7 @@ func (g ground) jailWritable(dir string) string {
 
 // runsPrograms says why real, a resolved path, is where the host runs
 // programs from, or "".
-func (g ground) runsPrograms(real string) string {
+func (g Ground) runsPrograms(real string) string {
 	in := func(d, what string) string {
 		if real == d {
 			return "is " + what
@@ -219,7 +224,7 @@ func linksOn(p string) (links []link, real string, err error) {
 	return links, cur, nil
 }
 
-// checkGround checks the start directory dir, $TMPDIR and the WSH_WRITABLE
+// CheckGround checks the start directory dir, $TMPDIR and the WSH_WRITABLE
 // paths, and returns the start directory's and $TMPDIR's resolutions as
 // checked, by the path as given: the caller makes writable what was
 // checked, not a second resolution, which a command of another run could
@@ -231,16 +236,16 @@ func linksOn(p string) (links []link, real string, err error) {
 // when it was validated changed as wsh started: refused. Whatever its
 // spelling, each path made writable must not be where the host runs
 // programs from.
-func checkGround(given, resolved []string, dir string, environ []string) (map[string]string, error) {
-	g := newGround(environ, resolved)
+func CheckGround(given, resolved []string, dir string, environ []string) (map[string]string, error) {
+	g := NewGround(environ, resolved)
 	real := map[string]string{}
-	r, err := g.checkReal("the start directory", dir, true)
+	r, err := g.CheckReal("the start directory", dir, true)
 	if err != nil {
 		return nil, err
 	}
 	real[dir] = r
 	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
-		if r, err = g.checkReal("TMPDIR", t, true); err != nil {
+		if r, err = g.CheckReal("TMPDIR", t, true); err != nil {
 			return nil, err
 		}
 		real[t] = r
@@ -272,7 +277,7 @@ func checkGround(given, resolved []string, dir string, environ []string) (map[st
 // checkWritable checks the WSH_WRITABLE path p, which resolved to
 // resolved when it was validated. strict: p is that very entry, so if it
 // leads elsewhere now it changed as wsh started, and is refused.
-func (g ground) checkWritable(p, resolved string, strict bool) error {
+func (g Ground) checkWritable(p, resolved string, strict bool) error {
 	links, now, err := linksOn(p)
 	if err != nil || now != resolved {
 		if !strict {

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ func TestPlanHome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, why, _ := planHome(tt.cfg, tt.env, tt.writable)
+			plan, why, _ := PlanHome(tt.cfg, tt.env, tt.writable)
 			if plan.Home != tt.home || plan.State != tt.state {
 				t.Errorf("plan %+v, want home %q, state %q", plan, tt.home, tt.state)
 			}
@@ -77,7 +77,7 @@ func TestPlanHome(t *testing.T) {
 }
 
 // TestMakeStateRechecks: a state directory that resolves into a writable
-// path once made (its parent made a symlink after planHome) is refused.
+// path once made (its parent made a symlink after PlanHome) is refused.
 func TestMakeStateRechecks(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -88,20 +88,20 @@ func TestMakeStateRechecks(t *testing.T) {
 	home := filepath.Join(base, "home")
 	os.MkdirAll(home, 0o755)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + base + "/st"}
-	plan, why, _ := planHome(config.Config{}, env, []string{w})
+	plan, why, _ := PlanHome(config.Config{}, env, []string{w})
 	if why != "" {
-		t.Fatalf("planHome: %s", why)
+		t.Fatalf("PlanHome: %s", why)
 	}
 	if err := os.Symlink(w, filepath.Join(base, "st")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := makeState(plan, env, []string{w}); err == nil || !strings.Contains(err.Error(), "lies in the writable path "+w) {
-		t.Errorf("makeState through a new symlink into %s: %v, want refused", w, err)
+	if _, err := MakeState(plan, env, []string{w}); err == nil || !strings.Contains(err.Error(), "lies in the writable path "+w) {
+		t.Errorf("MakeState through a new symlink into %s: %v, want refused", w, err)
 	}
 	os.Remove(filepath.Join(base, "st"))
-	got, err := makeState(plan, env, []string{w})
+	got, err := MakeState(plan, env, []string{w})
 	if err != nil || got.State != base+"/st/wsh" {
-		t.Errorf("makeState = %q, %v, want %s/st/wsh", got.State, err, base)
+		t.Errorf("MakeState = %q, %v, want %s/st/wsh", got.State, err, base)
 	}
 }
 
@@ -144,15 +144,15 @@ func TestMakeStateFallsBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := makeState(launch.HomePlan{Home: tt.home}, tt.env, []string{base + "/w"})
+			got, err := MakeState(launch.HomePlan{Home: tt.home}, tt.env, []string{base + "/w"})
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
-					t.Errorf("makeState: %q, %v; want the error %q", got.State, err, tt.err)
+					t.Errorf("MakeState: %q, %v; want the error %q", got.State, err, tt.err)
 				}
 				return
 			}
 			if err != nil || got.State != tt.want {
-				t.Errorf("makeState: %q, %v; want %q", got.State, err, tt.want)
+				t.Errorf("MakeState: %q, %v; want %q", got.State, err, tt.want)
 			}
 		})
 	}
@@ -200,15 +200,15 @@ func TestExistingStates(t *testing.T) {
 	def := filepath.Join(home, ".local", "state", "wsh")
 	other := filepath.Join(base, "st", "wsh")
 	plan := wrapPlan(home, other)
-	if got := existingStates(nil, plan); len(got) != 0 {
+	if got := ExistingStates(nil, plan); len(got) != 0 {
 		t.Errorf("none made: %q", got)
 	}
 	os.MkdirAll(def, 0o700)
 	os.MkdirAll(other, 0o700)
-	if got := existingStates(nil, plan); strings.Join(got, " ") != other+" "+def {
+	if got := ExistingStates(nil, plan); strings.Join(got, " ") != other+" "+def {
 		t.Errorf("both made: %q, want %q and %q", got, other, def)
 	}
-	if got := existingStates(nil, wrapPlan(home, def)); strings.Join(got, " ") != def {
+	if got := ExistingStates(nil, wrapPlan(home, def)); strings.Join(got, " ") != def {
 		t.Errorf("the default in use: %q, want only %q", got, def)
 	}
 }
@@ -257,12 +257,12 @@ func TestNotWritableByDefault(t *testing.T) {
 		"/etcetera/proj":     "",
 		"/home/other/shared": "",
 	} {
-		got := notWritableByDefault(p, home)
+		got := NotWritableByDefault(p, home)
 		if (want == "") != (got == "") || !strings.Contains(got, want) {
-			t.Errorf("notWritableByDefault(%s) = %q, want %q", p, got, want)
+			t.Errorf("NotWritableByDefault(%s) = %q, want %q", p, got, want)
 		}
 	}
-	if got := notWritableByDefault("/srv", "/srv/u"); !strings.Contains(got, "holds the home") {
+	if got := NotWritableByDefault("/srv", "/srv/u"); !strings.Contains(got, "holds the home") {
 		t.Errorf("a directory that holds a home outside /home: %q", got)
 	}
 }
@@ -284,24 +284,24 @@ func TestProjectOf(t *testing.T) {
 	}
 	w := []string{"/tmp", sub}
 	for dir, want := range map[string]string{sub: sub, repo: repo, filepath.Join(d, "link", "b"): sub} {
-		if got, _ := projectOf(dir, w, config.Config{Network: config.NetworkNone}); got != want {
-			t.Errorf("projectOf(%s) = %s, want %s", dir, got, want)
+		if got, _ := ProjectOf(dir, w, config.Config{Network: config.NetworkNone}); got != want {
+			t.Errorf("ProjectOf(%s) = %s, want %s", dir, got, want)
 		}
 	}
-	_, base := projectOf(sub, w, config.Config{Network: config.NetworkNone})
-	if _, again := projectOf(sub, []string{sub, "/tmp"}, config.Config{Network: config.NetworkNone}); again != base {
+	_, base := ProjectOf(sub, w, config.Config{Network: config.NetworkNone})
+	if _, again := ProjectOf(sub, []string{sub, "/tmp"}, config.Config{Network: config.NetworkNone}); again != base {
 		t.Errorf("the same writable paths in another order: scope %q, want %q", again, base)
 	}
-	_, wider := projectOf(sub, append(w, repo), config.Config{Network: config.NetworkNone})
-	_, netw := projectOf(sub, w, config.Config{Network: config.NetworkProxy})
+	_, wider := ProjectOf(sub, append(w, repo), config.Config{Network: config.NetworkNone})
+	_, netw := ProjectOf(sub, w, config.Config{Network: config.NetworkProxy})
 	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, hide := projectOf(sub, w, config.Config{Network: config.NetworkNone, Hide: []string{"/etc/x"}})
-	_, remade := projectOf(sub, w, config.Config{Network: config.NetworkNone})
+	_, hide := ProjectOf(sub, w, config.Config{Network: config.NetworkNone, Hide: []string{"/etc/x"}})
+	_, remade := ProjectOf(sub, w, config.Config{Network: config.NetworkNone})
 	for name, sc := range map[string]string{"more writable": wider, "network": netw, "made again": remade, "hidden": hide} {
 		if sc == base {
 			t.Errorf("%s: the same scope as the run's: %q", name, sc)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"os"
@@ -12,11 +12,11 @@ import (
 )
 
 func writablePaths(cfg config.Config, dir string, environ []string) ([]string, error) {
-	w, _, err := writableAndWhy(cfg, dir, environ, nil)
+	w, _, err := WritableAndWhy(cfg, dir, environ, nil)
 	return w, err
 }
 
-// writableAndWhy returns the writable paths, and, when the start directory
+// WritableAndWhy returns the writable paths, and, when the start directory
 // is not one of them, why. The start directory, $TMPDIR and /tmp are
 // writable by default; but never the root, a system directory, the home
 // itself (the jail's home is copy-on-write, or read-only), or /root for a
@@ -24,8 +24,8 @@ func writablePaths(cfg config.Config, dir string, environ []string) ([]string, e
 // must not make /etc writable.
 //
 // real, where not nil, holds the resolutions of the start directory and
-// $TMPDIR that checkGround checked: those are used, not resolved again.
-func writableAndWhy(cfg config.Config, dir string, environ []string, real map[string]string) (out []string, why string, err error) {
+// $TMPDIR that CheckGround checked: those are used, not resolved again.
+func WritableAndWhy(cfg config.Config, dir string, environ []string, real map[string]string) (out []string, why string, err error) {
 	add := func(p string) {
 		if !contains(out, p) {
 			out = append(out, p)
@@ -53,7 +53,7 @@ func writableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
 		home, _ = filepath.EvalSymlinks(h)
 	}
-	notByDefault := func(p string) string { return notWritableByDefault(p, home) }
+	notByDefault := func(p string) string { return NotWritableByDefault(p, home) }
 	if why = notByDefault(d); why == "" {
 		add(d)
 	}
@@ -88,14 +88,14 @@ func writableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 	return out, why, nil
 }
 
-// notWritableByDefault says why p, a resolved directory, is not made
+// NotWritableByDefault says why p, a resolved directory, is not made
 // writable for being the start directory or $TMPDIR, or "". The root and
 // everything beneath a system directory is the system's (starting wsh in
 // /etc/cron.d must not let a command add a cron job), but for the
 // temporary and web directories of /var; the home itself is copy-on-write
 // in the jail; a directory that holds the home (/home) would make the
 // home and its rc files writable; /home and /root hold homes.
-func notWritableByDefault(p, home string) string {
+func NotWritableByDefault(p, home string) string {
 	switch {
 	case p == "/":
 		return "/ is a system directory"
@@ -119,13 +119,3 @@ func notWritableByDefault(p, home string) string {
 // lenientDirs are system directories whose own subdirectories may be a
 // project's: /opt/app, /srv/site.
 var lenientDirs = map[string]bool{"/opt": true, "/srv": true}
-
-// landlockABI is the Landlock ABI of this kernel, or 0 where there is none
-// (or it is refused): what the landlock rung's warning says it lacks.
-func landlockABI() int {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
-		return 0
-	}
-	return int(v)
-}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import "testing"
 
@@ -11,19 +11,12 @@ func TestStdioFD(t *testing.T) {
 		// The same names to the kernel: "//" and "/./"; ".." after a symlink is not.
 		"/dev//stdout": 1, "/dev/fd/./1": 1, "/proc/self//fd/0": 0, "/dev/fd/../fd/1": -2,
 	} {
-		fd, ok := stdioFD(path)
+		fd, ok := StdioFD(path)
 		if !ok {
 			fd = -2
 		}
 		if fd != want {
-			t.Errorf("stdioFD(%s) = %d, want %d", path, fd, want)
+			t.Errorf("StdioFD(%s) = %d, want %d", path, fd, want)
 		}
-	}
-}
-
-func mustDo(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

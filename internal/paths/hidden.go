@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"errors"
@@ -13,26 +13,26 @@ import (
 	"wsh/internal/proto"
 )
 
-// hiding is what the jails are to cover (WSH_HIDE, wsh's state
+// Hiding is what the jails are to cover (WSH_HIDE, wsh's state
 // directory), as the spec of each jail gives it: the hidden paths as
 // they were when wsh started, and every place one of them led to since.
-type hiding struct {
-	writable []proto.PathID
+type Hiding struct {
+	Writable []proto.PathID // the writable paths, as they were when wsh started
 	hidden   []proto.PathID // Dev and Ino 0 where the path did not exist
 	learned  *learnedHidden
-	homePath string // the copy-on-write home's path, or ""
+	HomePath string // the copy-on-write home's path, or ""
 }
 
-// newHiding records the identity of each writable path and of each
+// NewHiding records the identity of each writable path and of each
 // hidden path that exists, as they are now.
-func newHiding(writable, hidden []string) (hiding, error) {
-	p := hiding{learned: &learnedHidden{}}
+func NewHiding(writable, hidden []string) (Hiding, error) {
+	p := Hiding{learned: &learnedHidden{}}
 	for _, w := range writable {
 		id, err := proto.NewPathID(w)
 		if err != nil {
-			return hiding{}, err
+			return Hiding{}, err
 		}
-		p.writable = append(p.writable, id)
+		p.Writable = append(p.Writable, id)
 	}
 	for _, h := range hidden {
 		id, err := proto.NewPathID(h)
@@ -40,16 +40,16 @@ func newHiding(writable, hidden []string) (hiding, error) {
 			id, err = proto.PathID{Path: h}, nil
 		}
 		if err != nil {
-			return hiding{}, err
+			return Hiding{}, err
 		}
 		p.hidden = append(p.hidden, id)
 	}
 	return p, nil
 }
 
-// nameHidden reports whether real, a resolved path, is or lies beneath a
+// NameHidden reports whether real, a resolved path, is or lies beneath a
 // hidden path, or a place one led to.
-func (p *hiding) nameHidden(real string) bool {
+func (p *Hiding) NameHidden(real string) bool {
 	for _, h := range p.hidden {
 		if under(real, h.Path) {
 			return true
@@ -90,7 +90,7 @@ func (l *learnedHidden) add(path string) {
 	}
 }
 
-// hiddenNow is what the next jail is to cover: the hidden paths, and every
+// HiddenNow is what the next jail is to cover: the hidden paths, and every
 // place one led to, learned now or before. A place that is the root, a
 // writable path or the home, or holds one, is not learned: covering it
 // would end the run's work (a command can point a hidden path that lies in
@@ -101,7 +101,7 @@ func (l *learnedHidden) add(path string) {
 // command made (in the copy-on-write home, or a writable path) leads where
 // that command chose, which it could read anyway; one the host made leads
 // to what the host keeps there, which is covered from then on.
-func (p *hiding) hiddenNow() []proto.PathID {
+func (p *Hiding) HiddenNow() []proto.PathID {
 	if len(p.hidden) == 0 {
 		return nil
 	}
@@ -121,26 +121,26 @@ func (p *hiding) hiddenNow() []proto.PathID {
 	return ids
 }
 
-// hiddenPaths are the paths the jails cover now, as the host shows them:
-// what the protector keeps out of (protect_hidden.go).
-func (p *hiding) hiddenPaths() []string {
+// HiddenPaths are the paths the jails cover now, as the host shows them:
+// what package jailer's protector keeps out of (protect_hidden.go).
+func (p *Hiding) HiddenPaths() []string {
 	var out []string
-	for _, id := range p.hiddenNow() {
+	for _, id := range p.HiddenNow() {
 		out = append(out, id.Path)
 	}
 	return out
 }
 
-func (p *hiding) mayLearn(r string) bool {
+func (p *Hiding) mayLearn(r string) bool {
 	if r == "/" || !filepath.IsAbs(r) {
 		return false
 	}
-	for _, w := range p.writable {
+	for _, w := range p.Writable {
 		if under(w.Path, r) {
 			return false
 		}
 	}
-	return p.homePath == "" || !under(p.homePath, r)
+	return p.HomePath == "" || !under(p.HomePath, r)
 }
 
 // under reports whether p is dir or lies beneath it.

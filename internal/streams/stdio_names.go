@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import (
 	"path/filepath"
@@ -17,14 +17,14 @@ var devices = map[string]bool{
 // stdioNames name the shell's own standard streams.
 var stdioNames = map[string]int{"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
-// stdioFD returns the descriptor a path names when it is one of the shell's
+// StdioFD returns the descriptor a path names when it is one of the shell's
 // streams (/dev/stdout, /dev/fd/1, /proc/self/fd/1, ...), or -1 for one of
 // the devices.
 //
 // Only the canonical spelling counts: "/tmp/l/../../dev/stdout" is cleaned
 // to "/dev/stdout" by the book, but the kernel resolves ".." after the
 // symlink l, somewhere else.
-func stdioFD(path string) (int, bool) {
+func StdioFD(path string) (int, bool) {
 	c := filepath.Clean(path)
 	if c != path && slices.Contains(strings.Split(path, "/"), "..") {
 		// "//" and "/./" are the same name to the kernel; ".." after

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import (
 	"os"
@@ -9,14 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// terminals holds the settings of each terminal a jailed command was
+// Terminals holds the settings of each terminal a jailed command was
 // given, as they were before the first of them ran, to put back when the
 // Runner closes. A jailed command may change them as it needs to (stty
 // -echo before a password is read, a full-screen program's raw mode), as
 // on a host; what it must not do is leave the user's terminal unusable
 // after wsh is gone (stty stop ^M start undef: no key reaches the shell).
 // The window size is not put back: the terminal sets it as it is resized.
-type terminals struct {
+type Terminals struct {
 	mu    sync.Mutex
 	saved map[uint64]savedTerminal // by the terminal's device number
 }
@@ -26,9 +26,9 @@ type savedTerminal struct {
 	t  unix.Termios
 }
 
-// note saves the settings of each of the streams that is a terminal not
+// Note saves the settings of each of the streams that is a terminal not
 // saved before.
-func (ts *terminals) note(streams ...any) {
+func (ts *Terminals) Note(streams ...any) {
 	for _, s := range streams {
 		f, ok := s.(*os.File)
 		if !ok || f == nil {
@@ -59,17 +59,17 @@ func (ts *terminals) note(streams ...any) {
 	}
 }
 
-// saved reports whether any terminal's settings were saved.
-func (ts *terminals) any() bool {
+// Any reports whether any terminal's settings were saved.
+func (ts *Terminals) Any() bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return len(ts.saved) > 0
 }
 
-// restore puts back each terminal's settings, where wsh's process group
+// Restore puts back each terminal's settings, where wsh's process group
 // is the terminal's foreground one (from the background, TCSETS would stop
 // wsh with SIGTTOU; a background wsh's terminal is the foreground job's).
-func (ts *terminals) restore() {
+func (ts *Terminals) Restore() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for dev, s := range ts.saved {

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // open file description, which every process given the descriptor shares.
 const statusFlags = unix.O_APPEND | unix.O_ASYNC | unix.O_DIRECT | unix.O_NOATIME | unix.O_NONBLOCK
 
-// givenStreams holds the file status flags of the streams a Runner was
+// Given holds the file status flags of the streams a Runner was
 // given, as they were when it was made, to put back after each external
 // command that leaves no foreground one running, and when the Runner
 // closes. A command given such a
@@ -25,7 +25,7 @@ const statusFlags = unix.O_APPEND | unix.O_ASYNC | unix.O_DIRECT | unix.O_NOATIM
 // O_APPEND cleared on a log makes the writers after it overwrite it.
 // Every kind of stream is put back, not only terminals: a pipe's or a
 // file's description is its parent's as much as a terminal's is.
-type givenStreams struct {
+type Given struct {
 	mu sync.Mutex
 	s  []*givenStream
 }
@@ -37,10 +37,10 @@ type givenStream struct {
 	put   func(fd uintptr) // putBack, made once: a restore allocates nothing
 }
 
-// note saves the status flags of each of the streams that is a file, but
+// Note saves the status flags of each of the streams that is a file, but
 // those of a file saved before. The file's descriptor is not taken with
 // Fd, which would make it blocking.
-func (gs *givenStreams) note(streams ...any) {
+func (gs *Given) Note(streams ...any) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for _, s := range streams {
@@ -66,7 +66,7 @@ func (gs *givenStreams) note(streams ...any) {
 	}
 }
 
-func (gs *givenStreams) has(f *os.File) bool {
+func (gs *Given) has(f *os.File) bool {
 	for _, g := range gs.s {
 		if g.f == f {
 			return true
@@ -75,11 +75,11 @@ func (gs *givenStreams) has(f *os.File) bool {
 	return false
 }
 
-// restore puts back each stream's status flags that a command changed:
+// Restore puts back each stream's status flags that a command changed:
 // an F_GETFL for each, and an F_SETFL for one that changed. A stream the
 // Runner's caller closed is left alone (its descriptor number may be
 // another file's now).
-func (gs *givenStreams) restore() {
+func (gs *Given) Restore() {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for _, g := range gs.s {
@@ -91,25 +91,5 @@ func (g *givenStream) putBack(fd uintptr) {
 	now, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
 	if err == nil && now&statusFlags != g.flags&statusFlags {
 		unix.FcntlInt(fd, unix.F_SETFL, now&^statusFlags|g.flags&statusFlags)
-	}
-}
-
-// GivenStreams notes the file status flags of the streams the Runner is
-// given (its stdin, stdout and stderr), before any command runs, to put
-// them back after each command with no foreground one left running and
-// when the Runner closes. (A terminal's settings are saved before the
-// first command given it runs, which is before any command can change
-// them.)
-func (j *Jailer) GivenStreams(streams ...any) {
-	j.given.note(streams...)
-}
-
-// commandEnded notes that an external command ended. With no foreground
-// command left running, the terminal is the shell's again (a builtin's
-// read, the prompt's, the user's shell after wsh): the streams' status
-// flags are put back.
-func (j *Jailer) commandEnded(rc *running) {
-	if j.running.end(rc) {
-		j.given.restore()
 	}
 }

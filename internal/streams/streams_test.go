@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package streams
 
 import (
 	"os"
@@ -23,26 +23,26 @@ func TestGivenStreamsRestore(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	setFlags(t, w, unix.O_APPEND) // as given
-	var gs givenStreams
-	gs.note(r, w, w, nil, (*os.File)(nil))
+	var gs Given
+	gs.Note(r, w, w, nil, (*os.File)(nil))
 	if len(gs.s) != 2 {
 		t.Fatalf("%d streams noted, want 2 (a file once, nil ones not)", len(gs.s))
 	}
 	setFlags(t, r, unix.O_NONBLOCK) // as node does
 	setFlags(t, w, unix.O_NONBLOCK|unix.O_ASYNC)
 	clearFlags(t, w, unix.O_APPEND)
-	gs.restore()
+	gs.Restore()
 	if fl := flags(t, r); fl&unix.O_NONBLOCK != 0 {
 		t.Errorf("O_NONBLOCK left on the read end: %#x", fl)
 	}
 	if fl := flags(t, w); fl&statusFlags != unix.O_APPEND {
 		t.Errorf("the write end's flags not put back: %#x, want O_APPEND alone", fl)
 	}
-	if n := testing.AllocsPerRun(100, gs.restore); n != 0 {
+	if n := testing.AllocsPerRun(100, gs.Restore); n != 0 {
 		t.Errorf("a restore allocates %v times", n)
 	}
 	r.Close()
-	gs.restore() // no descriptor of r's: nothing is done, nothing fails
+	gs.Restore() // no descriptor of r's: nothing is done, nothing fails
 }
 
 func flags(t *testing.T, f *os.File) int {

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package paths
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // groundFixture lays out, in a temporary directory: a home H with a
 // .cargo/bin and a user's own symlink; a stand-in S for /tmp; a project
 // directory P (any directory a run could start in); a PATH directory.
-func groundFixture(t *testing.T) (g ground, root string) {
+func groundFixture(t *testing.T) (g Ground, root string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -41,7 +41,7 @@ func groundFixture(t *testing.T) (g ground, root string) {
 			t.Fatal(err)
 		}
 	}
-	g = ground{home: root + "/H", shared: []string{root + "/S"}, pathDirs: []string{root + "/P/tools/bin", root + "/H"},
+	g = Ground{home: root + "/H", shared: []string{root + "/S"}, pathDirs: []string{root + "/P/tools/bin", root + "/H"},
 		homeCode: []string{root + "/H/.cargo/bin", root + "/H/.local/bin"}}
 	return g, root
 }
@@ -72,7 +72,7 @@ func TestGroundRule(t *testing.T) {
 		{"P/tools/bin/sub", false, "lies in " + root + "/P/tools/bin, a directory of PATH"},
 	} {
 		p := filepath.Join(root, c.path)
-		_, err := g.checkReal("the start directory", p, c.byDefault)
+		_, err := g.CheckReal("the start directory", p, c.byDefault)
 		var ge *config.GroundError
 		switch {
 		case c.want == "" && err != nil:
@@ -110,7 +110,7 @@ func TestGroundFromEnviron(t *testing.T) {
 		t.Fatal(err)
 	}
 	environ := []string{"HOME=" + root + "/H", "PATH=relative:" + root + "/P/tools/bin", "GOBIN=" + gobin, "TMPDIR=" + root + "/S"}
-	g := newGround(environ, nil)
+	g := NewGround(environ, nil)
 	for _, want := range []string{root + "/H/.cargo/bin", root + "/H/.local/bin", gobin} {
 		if !contains(g.homeCode, want) {
 			t.Errorf("the home's tool directories %q lack %s", g.homeCode, want)
@@ -120,15 +120,15 @@ func TestGroundFromEnviron(t *testing.T) {
 		t.Errorf("PATH's directories %q, the temporary ones %q", g.pathDirs, g.shared)
 	}
 	w := []string{root + "/data/work"}
-	_, err := checkGround(nil, w, root+"/data/work", append(environ, "WSH_WRITABLE="+root+"/S/hop"))
+	_, err := CheckGround(nil, w, root+"/data/work", append(environ, "WSH_WRITABLE="+root+"/S/hop"))
 	if err == nil || !strings.Contains(err.Error(), "the WSH_WRITABLE path "+root+"/S/hop goes through the symlink") {
 		t.Errorf("WSH_WRITABLE through a symlink in TMPDIR: %v", err)
 	}
-	_, err = checkGround([]string{root + "/P/rel"}, []string{root + "/P/real"}, root+"/data/work", environ)
+	_, err = CheckGround([]string{root + "/P/rel"}, []string{root + "/P/real"}, root+"/data/work", environ)
 	if err == nil || !strings.Contains(err.Error(), "the WSH_WRITABLE path "+root+"/P/rel goes through the symlink") {
 		t.Errorf("WSH_WRITABLE, given through a symlink in a project: %v", err)
 	}
-	_, err = checkGround(nil, nil, root+"/P/real", append(environ, "TMPDIR="+root+"/S/cargo"))
+	_, err = CheckGround(nil, nil, root+"/P/real", append(environ, "TMPDIR="+root+"/S/cargo"))
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR "+root+"/S/cargo goes through the symlink") {
 		t.Errorf("TMPDIR through a symlink in the old TMPDIR: %v", err)
 	}
@@ -149,7 +149,7 @@ func TestGroundIsWhatIsUsed(t *testing.T) {
 		}
 	}
 	environ := []string{"HOME=" + home, "PATH=" + cargo + ":/usr/bin:/bin", "TMPDIR=" + tmp}
-	real, err := checkGround(nil, nil, proj, environ)
+	real, err := CheckGround(nil, nil, proj, environ)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,26 +163,26 @@ func TestGroundIsWhatIsUsed(t *testing.T) {
 		}
 	}
 	noTmp := environ[:2]
-	w, _, err := writableAndWhy(config.Config{}, proj, noTmp, real)
+	w, _, err := WritableAndWhy(config.Config{}, proj, noTmp, real)
 	if err != nil || contains(w, cargo) || !contains(w, proj) {
 		t.Errorf("the writable paths %q (%v): want the start directory as checked, %s, not %s, where a symlink made after the check leads", w, err, proj, cargo)
 	}
-	_, _, err = writableAndWhy(config.Config{}, proj, environ, real)
+	_, _, err = WritableAndWhy(config.Config{}, proj, environ, real)
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR "+tmp+" resolved to "+tmp+" and now to "+cargo) {
 		t.Errorf("TMPDIR swapped after the check: %v", err)
 	}
 	// What the check could not resolve (a path that changed under its
 	// walk) is not resolved again: TMPDIR is left out, a start directory
 	// is an error.
-	w, _, err = writableAndWhy(config.Config{}, proj, environ, map[string]string{proj: proj + ".away", tmp: ""})
+	w, _, err = WritableAndWhy(config.Config{}, proj, environ, map[string]string{proj: proj + ".away", tmp: ""})
 	if err != nil || contains(w, cargo) || contains(w, tmp) {
 		t.Errorf("TMPDIR the check could not resolve: %q, %v; want it left out", w, err)
 	}
-	if _, _, err = writableAndWhy(config.Config{}, proj, noTmp, map[string]string{proj: ""}); err == nil {
+	if _, _, err = WritableAndWhy(config.Config{}, proj, noTmp, map[string]string{proj: ""}); err == nil {
 		t.Errorf("a start directory the check could not resolve was resolved again")
 	}
 	// WSH_WRITABLE: validated as one path, leading to another now.
-	_, err = checkGround([]string{proj}, []string{proj + ".away"}, root, noTmp)
+	_, err = CheckGround([]string{proj}, []string{proj + ".away"}, root, noTmp)
 	if err == nil || !strings.Contains(err.Error(), "changed as wsh started") {
 		t.Errorf("a WSH_WRITABLE path that leads elsewhere than when it was validated: %v", err)
 	}
