@@ -15,6 +15,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/config"
+	"wsh/internal/protect"
 )
 
 // linkedCommon is the common git directory of the linked worktree that
@@ -50,7 +51,7 @@ func linkedCommon(dir string) string {
 		}
 		top = parent
 	}
-	x, ok := readGitFile(gitFile)
+	x, ok := protect.ReadGitFile(gitFile)
 	if !ok {
 		return ""
 	}
@@ -58,7 +59,7 @@ func linkedCommon(dir string) string {
 	if err != nil {
 		return ""
 	}
-	c, ok := readCommondir(x)
+	c, ok := protect.ReadCommondir(x)
 	if !ok {
 		return ""
 	}
@@ -68,7 +69,7 @@ func linkedCommon(dir string) string {
 	// As git wrote it (a real path): resolved, a symlink on its way
 	// that a command made (/tmp/wt -> its own project) would name the
 	// command's .git file.
-	if back, err := readGitPath(x, "gitdir"); err != nil || back != gitFile {
+	if back, err := protect.ReadGitPath(x, "gitdir"); err != nil || back != gitFile {
 		return ""
 	}
 	for _, n := range []string{"HEAD", "objects", "refs"} {
@@ -90,11 +91,11 @@ func gitCommon(dir string) string {
 		case err == nil && fi.IsDir():
 			return p
 		case err == nil && fi.Mode().IsRegular():
-			x, ok := readGitFile(p)
+			x, ok := protect.ReadGitFile(p)
 			if !ok {
 				return ""
 			}
-			if c, ok := readCommondir(x); ok {
+			if c, ok := protect.ReadCommondir(x); ok {
 				return c
 			}
 			return x
@@ -177,7 +178,7 @@ func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
 // (the directory of the .git file its gitdir file names), when that .git
 // file is not on the host.
 func offHost(w string) (string, bool) {
-	g, err := readGitPath(w, "gitdir")
+	g, err := protect.ReadGitPath(w, "gitdir")
 	if err != nil || g == "" {
 		return "", false
 	}
