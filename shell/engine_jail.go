@@ -8,6 +8,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/internal/jailer"
+	"wsh/internal/protect"
 	"wsh/wrap"
 )
 
@@ -55,4 +56,4 @@ func (e jailEngine) status() Status { return e.w.Status() }
 
 // DefaultProtected returns the paths, relative to each writable path, that
 // are read-only in the jail unless WSH_PROTECT says otherwise.
-func DefaultProtected() []string { return jailer.DefaultProtected() }
+func DefaultProtected() []string { return protect.DefaultProtected() }

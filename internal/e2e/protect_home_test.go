@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The home's tool files (internal/jailer/protect_home.go) that the test
+// The home's tool files (internal/protect/protect_home.go) that the test
 // plants, hours old, in a home that is the start directory: files, and
 // directories a command would add to.
 var (

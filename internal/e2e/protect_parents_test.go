@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"wsh/internal/jailer"
+	"wsh/internal/protect"
 )
 
 // parentInner are paths inside a parent name that a tool reads, the
@@ -47,7 +47,7 @@ func parentProject(t *testing.T, u user) (work, proj string) {
 func parentAttempts(dirs ...string) (names, inner string, n int) {
 	var ns, in []string
 	for _, d := range dirs {
-		for _, name := range jailer.ParentNames() {
+		for _, name := range protect.ParentNames() {
 			ns = append(ns, filepath.Join(d, name))
 		}
 		for _, p := range parentInner {
@@ -66,7 +66,7 @@ func parentAttempts(dirs ...string) (names, inner string, n int) {
 func tmpNames(t *testing.T) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	for _, n := range jailer.ParentNames() {
+	for _, n := range protect.ParentNames() {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(filepath.Join("/tmp", n), &st); err == nil {
 			out[n] = st.Ino
@@ -79,7 +79,7 @@ func tmpNames(t *testing.T) map[string]uint64 {
 // name of the table in /tmp, "ino NAME INODE" ("ino NAME" where there is
 // none).
 func tmpInodes() string {
-	return `for n in ` + strings.Join(jailer.ParentNames(), " ") + `; do echo "ino $n $(stat -c %i "/tmp/$n" 2>/dev/null)"; done
+	return `for n in ` + strings.Join(protect.ParentNames(), " ") + `; do echo "ino $n $(stat -c %i "/tmp/$n" 2>/dev/null)"; done
 `
 }
 
@@ -113,7 +113,7 @@ func removePlanted(before map[string]uint64) {
 		}
 		return len(ents) > 0
 	}
-	for _, n := range jailer.ParentNames() {
+	for _, n := range protect.ParentNames() {
 		p := filepath.Join("/tmp", n)
 		if _, was := before[n]; !was && planted(p) {
 			os.RemoveAll(p)
@@ -146,7 +146,7 @@ func TestParentNamesCannotBeMade(t *testing.T) {
 					lines = append(lines, l)
 				}
 			}
-			if r.status != 0 || len(lines) != n || len(inJail) != len(jailer.ParentNames()) {
+			if r.status != 0 || len(lines) != n || len(inJail) != len(protect.ParentNames()) {
 				t.Fatalf("status %d, %d attempts of %d:\n%s%s", r.status, len(lines), n, r.stdout, r.stderr)
 			}
 			for _, l := range lines {
@@ -158,7 +158,7 @@ func TestParentNamesCannotBeMade(t *testing.T) {
 			// Each name was there in the jail (a placeholder where the
 			// host had none), and what wsh made is gone from the host.
 			now := tmpNames(t)
-			for _, name := range jailer.ParentNames() {
+			for _, name := range protect.ParentNames() {
 				ino, was := tmpBefore[name]
 				switch {
 				case inJail[name] == "":
@@ -176,12 +176,12 @@ func TestParentNamesCannotBeMade(t *testing.T) {
 			// are removed, each inner path. The probe lies in /tmp: it
 			// runs through a descriptor opened before the tmpfs covers it.
 			names, inner, _ = parentAttempts("..")
-			clean := `rm -rf ` + strings.Join(jailer.ParentNames(), " ") + "\n"
+			clean := `rm -rf ` + strings.Join(protect.ParentNames(), " ") + "\n"
 			out := unshared(t, u, proj, names+"cd .. && "+clean+"cd proj\n"+inner, "PROBE="+probe)
 			names, inner, _ = parentAttempts("/tmp")
 			out += unshared(t, u, proj, `exec 9<"$PROBE"; PROBE=/proc/self/fd/9; mount -t tmpfs none /tmp || exit 1
 `+names+"cd /tmp && "+clean+inner, "PROBE="+probe)
-			for _, name := range append(jailer.ParentNames(), parentInner...) {
+			for _, name := range append(protect.ParentNames(), parentInner...) {
 				for _, p := range []string{filepath.Join("..", name), filepath.Join("/tmp", name)} {
 					if !strings.Contains(out, p+": write=ok") {
 						t.Errorf("control: unconfined, %s was not written:\n%s", p, out)
@@ -325,7 +325,7 @@ func TestParentPlaceholdersSharedByTwoRuns(t *testing.T) {
 	// Root's next run, in another project, with another home in /tmp.
 	mustJail(t, root, workDir(t, root), nil, "/bin/true")
 	now := tmpNames(t)
-	if n := strings.Count(ra.stdout+rb.stdout, "\nino ") + 1; !strings.HasPrefix(ra.stdout, "ino ") || n != 2*len(jailer.ParentNames()) {
+	if n := strings.Count(ra.stdout+rb.stdout, "\nino ") + 1; !strings.HasPrefix(ra.stdout, "ino ") || n != 2*len(protect.ParentNames()) {
 		t.Fatalf("the jails listed %d inodes of /tmp's names:\n%s\n%s", n, ra.stdout, rb.stdout)
 	}
 	for _, out := range []string{ra.stdout, rb.stdout} {

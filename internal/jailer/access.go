@@ -112,12 +112,12 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 	defer j.writeMu.RUnlock()
 	full := j.rung == degrade.RungFull
 	dir := j.hostDir(interp.HandlerCtx(ctx).Dir)
-	prot, err := j.protector.protection(dir, full)
+	prot, err := j.protector.Protection(dir, full)
 	if err != nil {
 		return nil, shellError(name, err) // as a command's jail: none rather than one that leaves it writable
 	}
 	if !full {
-		prot.takeStamps()
+		prot.TakeStamps()
 	}
 	f, err := j.files.doWith(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path}, dir, &prot)
 	j.noteShellWrite(dir, &prot)

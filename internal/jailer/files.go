@@ -20,6 +20,7 @@ import (
 
 	"wsh/degrade"
 	"wsh/internal/launch"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 	"wsh/internal/sweep"
 )
@@ -94,7 +95,7 @@ func (f *files) do(ctx context.Context, r proto.FileRequest) (*os.File, error) {
 // appends), made by a shell working in dir, whose protection there the
 // caller took (prot): the jail it is done in must protect what a
 // command's jail in dir would.
-func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, prot *protection) (*os.File, error) {
+func (f *files) doWith(ctx context.Context, r proto.FileRequest, dir string, prot *protect.Protection) (*os.File, error) {
 	if r.Path == "" {
 		return nil, unix.ENOENT // as the kernel answers an empty path
 	}
@@ -153,7 +154,7 @@ func (f *files) resolve(ctx context.Context, path string) (string, error) {
 // made anew, as a command's access would make it (renewSession); one
 // stale only for dir (a protected path there it does not protect) leaves
 // this access to a server in a jail of its own, made for dir (oneOff).
-func (f *files) get(write bool, dir string, prot *protection) (c *filesConn, oneOff bool, err error) {
+func (f *files) get(write bool, dir string, prot *protect.Protection) (c *filesConn, oneOff bool, err error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -210,7 +211,7 @@ func (f *files) get(write bool, dir string, prot *protection) (c *filesConn, one
 // prot (echo x > .gitignore right after git init): the session, and what
 // runs in it, go on. When they cannot be bound, get finds the session
 // stale and makes it anew, as before.
-func (f *files) protectInSession(ctx context.Context, dir string, prot *protection) {
+func (f *files) protectInSession(ctx context.Context, dir string, prot *protect.Protection) {
 	f.mu.Lock()
 	c := f.conn
 	f.mu.Unlock()
@@ -228,7 +229,7 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protecti
 	own := *prot
 	if dir != sj.dir {
 		var err error
-		if own, err = f.j.protector.protection(sj.dir, true); err != nil {
+		if own, err = f.j.protector.Protection(sj.dir, true); err != nil {
 			return // get says it, as it finds the session stale
 		}
 	}
@@ -243,9 +244,9 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protecti
 
 // filesStale says why c's jail is not what a jail made now would be for
 // an access in dir ("" when it is), and whether only for dir.
-func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protection) (why string, elsewhere bool) {
+func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protect.Protection) (why string, elsewhere bool) {
 	m := c.made
-	if why := m.stale(&protection{}, j.sessionPrint(m.rung)); why != "" {
+	if why := m.stale(&protect.Protection{}, j.sessionPrint(m.rung)); why != "" {
 		return why, false
 	}
 	if !write || prot == nil || m.rung != degrade.RungFull {
@@ -259,7 +260,7 @@ func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protecti
 		return "", false
 	}
 	if dir != m.dir {
-		if own, err := j.protector.protection(m.dir, true); err == nil && m.unprotected(&own) == "" {
+		if own, err := j.protector.Protection(m.dir, true); err == nil && m.unprotected(&own) == "" {
 			return "a protected path in " + dir, true
 		}
 	}
@@ -389,14 +390,14 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		// between the two makes it stale at once, never fresh wrongly.
 		c.made = &sessionJail{rung: j.rung, dir: dir, hidden: j.sessionPrint(j.rung)}
 		if j.rung == degrade.RungFull {
-			prot, err := j.protector.protection(dir, true)
+			prot, err := j.protector.Protection(dir, true)
 			if err != nil {
 				ours.Close()
 				theirs.Close()
 				cancel()
 				return nil, err
 			}
-			c.made.pins, c.made.paths = idSet(prot.pins), idSet(prot.paths)
+			c.made.pins, c.made.paths = idSet(prot.Pins), idSet(prot.Paths)
 		}
 	}
 	go func() {

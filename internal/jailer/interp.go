@@ -147,7 +147,7 @@ func (j *Jailer) Close() error {
 	inUse := len(j.watching) > 0
 	j.watchMu.Unlock()
 	if j.protector != nil {
-		j.protector.ph.end(inUse)
+		j.protector.End(inUse)
 	}
 	j.terminals.Restore()
 	j.given.Restore()

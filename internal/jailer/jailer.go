@@ -29,6 +29,7 @@ import (
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
 	"wsh/internal/paths"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 	"wsh/internal/streams"
@@ -67,7 +68,7 @@ type Jailer struct {
 	state  degrade.State
 	home   jailHome
 	// protector says which paths beneath the writable ones are read-only.
-	protector *protector
+	protector *protect.Protector
 	// startNote is said once, with the first command, when the start
 	// directory is not writable.
 	startNote   string
@@ -84,8 +85,8 @@ type Jailer struct {
 	configs     map[configSeen]bool
 	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
 	watchMu     sync.Mutex
-	watching    map[*protection]bool   // the protection of each command running
-	shellWrites map[string]*protection // noteShellWrite
+	watching    map[*protect.Protection]bool   // the protection of each command running
+	shellWrites map[string]*protect.Protection // noteShellWrite
 	// bound are the stamps of the paths bound read-only in a live
 	// session, taken at the bind (watchBound).
 	bound map[string]string
@@ -209,8 +210,8 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			start = d
 		}
 	}
-	j.protector = newProtector(w, projects, cfg.Protect, environ)
-	j.protector.start = start
+	j.protector = protect.NewProtector(w, projects, cfg.Protect, environ)
+	j.protector.Start = start
 	if startWhy != "" && !cfg.NoSandbox {
 		j.startNote = "wsh: the start directory is not writable in the jail: " + startWhy +
 			"; name it in WSH_WRITABLE to write to it"
@@ -241,15 +242,14 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		if why == "" {
 			state = plan.State // made
 		}
-		j.protector.ph = newPlaceholders(ledgerDir(state), j.sayOnce)
-		j.protector.ph.shareLedger(ledgerDir(""), j.protector.inShared)
+		j.protector.KeepLedgers(state, startTime, j.sayOnce)
 	}
 	if j.hiding, err = paths.NewHiding(w, hidden); err != nil {
 		return nil, err
 	}
 	j.files.j, j.startDir = j, dir
 	// Nothing is protected in a hidden path: the hide covers it.
-	j.protector.hidden = j.hiding.HiddenPaths
+	j.protector.Hidden = j.hiding.HiddenPaths
 	if !cfg.NoSandbox {
 		if d, err := filepath.EvalSymlinks(dir); err == nil && j.hiding.NameHidden(d) {
 			// The jail would cover it: no command could start there.
@@ -479,7 +479,7 @@ func (c *command) name() string {
 // set (and watched) if it was found, err if it could not be. Neither is
 // set when the jail failed before (a refused clone).
 type pendingProtection struct {
-	prot *protection
+	prot *protect.Protection
 	err  error
 	git  *gitmediate.Mediator // the full rung's answer to renames
 }
@@ -511,10 +511,10 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 				pp.err = fmt.Errorf("the git config's socket: %w", gitErr)
 				return nil, pp.err
 			}
-			prot, err := j.protector.protection(dir, rung == degrade.RungFull)
+			prot, err := j.protector.Protection(dir, rung == degrade.RungFull)
 			var b []byte
 			if err == nil {
-				b, err = proto.EncodeProtection(prot.pins, prot.paths)
+				b, err = proto.EncodeProtection(prot.Pins, prot.Paths)
 			}
 			if err != nil {
 				pp.err = err
@@ -525,10 +525,10 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 				j.noteConfigs(&prot)
 			}
 			if pp.git != nil {
-				pp.git.SetConfigs(prot.paths)
+				pp.git.SetConfigs(prot.Paths)
 			}
 			if rung != degrade.RungFull {
-				prot.takeStamps()
+				prot.TakeStamps()
 			}
 			j.watchProtection(pp.prot, true)
 			return b, nil

@@ -19,6 +19,7 @@ import (
 	"wsh/degrade"
 	"wsh/internal/gitmediate"
 	"wsh/internal/launch"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
 
@@ -143,7 +144,7 @@ func (j *Jailer) startSession(ctx context.Context, dir string, rung degrade.Rung
 		// entry ungranted: less is reachable, never more.
 		hidden += j.grantedPrint()
 	}
-	sj := &sessionJail{s: s, rung: rung, bridge: br, git: pp.git, dir: j.hostDir(dir), hidden: hidden, pins: idSet(pp.prot.pins), paths: idSet(pp.prot.paths)}
+	sj := &sessionJail{s: s, rung: rung, bridge: br, git: pp.git, dir: j.hostDir(dir), hidden: hidden, pins: idSet(pp.prot.Pins), paths: idSet(pp.prot.Paths)}
 	j.session.Store(sj)
 	return v
 }
@@ -255,8 +256,8 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out de
 		// jail of its own, which grants it.
 		return out, nil, false
 	}
-	protectionOf := func(d string) (protection, bool) {
-		prot, perr := j.protector.protection(d, sj.rung == degrade.RungFull)
+	protectionOf := func(d string) (protect.Protection, bool) {
+		prot, perr := j.protector.Protection(d, sj.rung == degrade.RungFull)
 		if perr != nil {
 			// As in a command's own jail: no jail rather than one that
 			// leaves a protected path writable.
@@ -295,7 +296,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out de
 	if sj.rung != degrade.RungFull {
 		// No mounts to keep the protected paths read-only: wsh says
 		// after the command which changed, as for a jail of its own.
-		prot.takeStamps()
+		prot.TakeStamps()
 	}
 	j.watchProtection(&prot, true)
 	facts := sj.s.Run(ctx, &launch.Command{
@@ -349,7 +350,7 @@ const (
 // when that cannot be done, ends it and makes another (renewSession),
 // whose protection for dir it puts in prot. protectionOf finds a
 // directory's protection, and says why it cannot.
-func (j *Jailer) sessionFor(ctx context.Context, sj *sessionJail, dir string, prot *protection, protectionOf func(string) (protection, bool)) (*sessionJail, int) {
+func (j *Jailer) sessionFor(ctx context.Context, sj *sessionJail, dir string, prot *protect.Protection, protectionOf func(string) (protect.Protection, bool)) (*sessionJail, int) {
 	hidden := j.sessionPrint(sj.rung)
 	why := sj.stale(prot, hidden)
 	if why == "" {
@@ -432,7 +433,7 @@ func (sj *sessionJail) end() {
 
 // stale says why the session's jail is not what a jail made now would be
 // for prot and the hidden paths as they are now ("" when it is).
-func (sj *sessionJail) stale(prot *protection, hidden string) string {
+func (sj *sessionJail) stale(prot *protect.Protection, hidden string) string {
 	if hidden != sj.hidden {
 		if sj.rung == degrade.RungLandlock {
 			return "a hidden or writable path, or a directory above a hidden path, changed since the session's jail was made"
@@ -452,15 +453,15 @@ func (sj *sessionJail) stale(prot *protection, hidden string) string {
 
 // unprotected is a path of prot that the session's jail does not protect
 // ("" when there is none).
-func (sj *sessionJail) unprotected(prot *protection) string {
+func (sj *sessionJail) unprotected(prot *protect.Protection) string {
 	sj.mu.Lock()
 	defer sj.mu.Unlock()
-	for _, id := range prot.pins {
+	for _, id := range prot.Pins {
 		if !sj.pins[id] {
 			return id.Path
 		}
 	}
-	for _, id := range prot.paths {
+	for _, id := range prot.Paths {
 		if !sj.paths[id] {
 			return id.Path
 		}

@@ -12,6 +12,7 @@ import (
 
 	"wsh/degrade"
 	"wsh/internal/gitmediate"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
 
@@ -38,17 +39,17 @@ const protectTimeout = 30 * time.Second
 // that held a path open, or worked in it, writes after the bind is said
 // after the command (watchBound). One at a
 // time: a concurrent command waits, and then finds its paths protected.
-func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protection) error {
+func (j *Jailer) protectInPlace(ctx context.Context, sj *sessionJail, prot *protect.Protection) error {
 	sj.protectMu.Lock()
 	defer sj.protectMu.Unlock()
 	sj.mu.Lock()
 	var pins, paths []proto.PathID
-	for _, id := range prot.pins {
+	for _, id := range prot.Pins {
 		if !sj.pins[id] {
 			pins = append(pins, id)
 		}
 	}
-	for _, id := range prot.paths {
+	for _, id := range prot.Paths {
 		if !sj.paths[id] {
 			paths = append(paths, id)
 		}
@@ -131,14 +132,14 @@ type configSeen struct {
 // but a command may have written it before (in the same command as the
 // git init, or a job running meanwhile). The lower rungs say a protected
 // path made or changed after each command (watch.go).
-func (j *Jailer) noteConfigs(prot *protection) {
+func (j *Jailer) noteConfigs(prot *protect.Protection) {
 	j.configsMu.Lock()
 	first := j.configs == nil
 	if first {
 		j.configs = map[configSeen]bool{}
 	}
 	var fresh []string
-	for _, id := range append(append([]proto.PathID(nil), prot.pins...), prot.paths...) {
+	for _, id := range append(append([]proto.PathID(nil), prot.Pins...), prot.Paths...) {
 		if !gitmediate.ConfigName(filepath.Base(id.Path)) {
 			continue
 		}
@@ -160,7 +161,7 @@ func (j *Jailer) noteConfigs(prot *protection) {
 // would run or load (gitmediate.Refusals), once per file and key; when says
 // when p was written.
 func (j *Jailer) sayConfigKeys(p, when string) {
-	b, err := readRegular(p, gitmediate.MaxConfig)
+	b, err := protect.ReadRegular(p, gitmediate.MaxConfig)
 	if err != nil {
 		return // gone, or not a file: nothing in it for git to read
 	}
@@ -187,7 +188,7 @@ func (j *Jailer) noteConfigsAtEnd() {
 	if !ran || j.cfg.NoSandbox || j.rung != degrade.RungFull {
 		return
 	}
-	if prot, err := j.protector.protection(j.filesDir(), false); err == nil {
+	if prot, err := j.protector.Protection(j.filesDir(), false); err == nil {
 		j.noteConfigs(&prot)
 	}
 }

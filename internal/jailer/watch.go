@@ -5,13 +5,13 @@ package jailer
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
+
+	"wsh/internal/protect"
 )
 
 // watchProtection notes a command's protection as it starts (start) and
@@ -21,10 +21,10 @@ import (
 // the command from either; a program on the host may run what they lead
 // to. Each is said once. The Runner's Close checks what commands still
 // running (a background job) may have done.
-func (j *Jailer) watchProtection(prot *protection, start bool) {
+func (j *Jailer) watchProtection(prot *protect.Protection, start bool) {
 	j.watchMu.Lock()
 	if j.watching == nil {
-		j.watching = map[*protection]bool{}
+		j.watching = map[*protect.Protection]bool{}
 	}
 	if start {
 		j.watching[prot] = true
@@ -38,15 +38,15 @@ func (j *Jailer) watchProtection(prot *protection, start bool) {
 
 // checkProtection says what changed of prot since it was taken, done by
 // who ("a command", or the shell's own redirection).
-func (j *Jailer) checkProtection(prot *protection, who string) {
-	for p, before := range prot.stamps {
-		now := stamp(p)
+func (j *Jailer) checkProtection(prot *protect.Protection, who string) {
+	for p, before := range prot.Stamps {
+		now := protect.Stamp(p)
 		switch {
-		case before == stampTooLarge || now == stampTooLarge:
+		case before == protect.StampTooLarge || now == protect.StampTooLarge:
 			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: cannot tell whether %s changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", who, p, maxStamped, j.rung)
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether %s changed %s, a protected path with more than %d entries (the %s rung cannot keep it read-only): check it before a program on the host reads it\n", who, p, protect.MaxStamped, j.rung)
 			}
-		case now != before && !(prot.hollow[p] && hollow(p)):
+		case now != before && !(prot.Hollow[p] && protect.Hollow(p)):
 			// From nothing or empty to nothing or empty (another
 			// run's placeholder, made or removed) is no change to say.
 			// Said once for each state it is left in: a second change is
@@ -56,7 +56,7 @@ func (j *Jailer) checkProtection(prot *protection, who string) {
 			}
 		}
 	}
-	for _, p := range prot.missing {
+	for _, p := range prot.Missing {
 		_, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
@@ -70,14 +70,14 @@ func (j *Jailer) checkProtection(prot *protection, who string) {
 			}
 			continue
 		}
-		if hollow(p) {
+		if protect.Hollow(p) {
 			continue // an empty one: another run's placeholder, say
 		}
 		if _, said := j.madeSaid.LoadOrStore(p, true); !said {
 			fmt.Fprintf(j.warn, "wsh: %s made %s, a protected path that was missing: check it before a program on the host reads it\n", who, p)
 		}
 	}
-	for link, target := range prot.links {
+	for link, target := range prot.Links {
 		now, err := os.Readlink(link)
 		if err == nil && now == target {
 			continue
@@ -89,57 +89,6 @@ func (j *Jailer) checkProtection(prot *protection, who string) {
 			fmt.Fprintf(j.warn, "wsh: %s changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", who, link, target, now)
 		}
 	}
-}
-
-// hollow says that p holds nothing for a program on the host to run: it
-// is not there, or is an empty directory or an empty file (a full rung's
-// run makes such placeholders, in /tmp for all, and removes them at its
-// end: a lower rung's run, which makes none, would otherwise take them
-// for a command's doing). Only a name wsh makes, of a kind it makes it
-// as (madeAs): an empty .config/fish is said, as is an empty file .git
-// (it breaks the host's git below it) or a node_modules directory (it
-// moves npm's prefix). A symlink is not hollow.
-func hollow(p string) bool {
-	fi, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		return true
-	case err != nil:
-		return false
-	case fi.IsDir() && !slices.Contains(madeAs(filepath.Base(p)), makeDir),
-		fi.Mode().IsRegular() && !slices.Contains(madeAs(filepath.Base(p)), makeEmptyFile):
-		return false // not what wsh makes of that name
-	case fi.Mode().IsRegular():
-		return fi.Size() == 0
-	case !fi.IsDir():
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	return len(names) == 0 && errors.Is(err, io.EOF)
-}
-
-// madeAs is what wsh makes of a protected name where it is missing, in
-// any of its tables: the parent names, the project's names (each an
-// empty directory), the home's and its tools'.
-func madeAs(name string) []placeholder {
-	var out []placeholder
-	if k := parentKind(name); k != makeNone {
-		out = append(out, k)
-	}
-	if placeholderNames[name] != 0 {
-		out = append(out, makeDir)
-	}
-	for _, k := range []placeholder{homePlaceholders[name], homeToolFiles[name]} {
-		if k != makeNone {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // waitCommands waits, at most d, until no jailed command runs.
@@ -161,7 +110,7 @@ func (j *Jailer) checkWatched() {
 	j.checkShellWrites()
 	j.checkBound()
 	j.watchMu.Lock()
-	var ps []*protection
+	var ps []*protect.Protection
 	for p := range j.watching {
 		ps = append(ps, p)
 	}
@@ -178,10 +127,10 @@ func (j *Jailer) checkWatched() {
 // empty, which is no change to say of a name wsh makes empty (hollow).
 // One per directory: a later write's protection there, taken after the
 // earlier one's file was made, says its later changes.
-func (j *Jailer) noteShellWrite(dir string, prot *protection) {
+func (j *Jailer) noteShellWrite(dir string, prot *protect.Protection) {
 	j.watchMu.Lock()
 	if j.shellWrites == nil {
-		j.shellWrites = map[string]*protection{}
+		j.shellWrites = map[string]*protect.Protection{}
 	}
 	old := j.shellWrites[dir]
 	j.shellWrites[dir] = prot
@@ -199,7 +148,7 @@ func (j *Jailer) checkShellWrites() {
 		j.watchMu.Unlock()
 		return // the common case: every command pays this look
 	}
-	ps := make([]*protection, 0, len(j.shellWrites))
+	ps := make([]*protect.Protection, 0, len(j.shellWrites))
 	for _, p := range j.shellWrites {
 		ps = append(ps, p)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"wsh/internal/gitmediate"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
 
@@ -20,7 +21,7 @@ import (
 func (j *Jailer) watchBound(paths []proto.PathID) {
 	stamps := make(map[string]string, len(paths))
 	for _, id := range paths {
-		stamps[id.Path] = stamp(id.Path)
+		stamps[id.Path] = protect.Stamp(id.Path)
 	}
 	j.watchMu.Lock()
 	if j.bound == nil {
@@ -57,13 +58,13 @@ func (j *Jailer) checkBound() {
 	}
 	j.watchMu.Unlock()
 	for p, before := range bound {
-		now := stamp(p)
+		now := protect.Stamp(p)
 		switch {
 		case now == before:
 			continue
-		case before == stampTooLarge || now == stampTooLarge:
+		case before == protect.StampTooLarge || now == protect.StampTooLarge:
 			if _, said := j.madeSaid.LoadOrStore("large:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", shown(p), maxStamped)
+				fmt.Fprintf(j.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", shown(p), protect.MaxStamped)
 			}
 			continue
 		}

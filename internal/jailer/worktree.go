@@ -16,6 +16,7 @@ import (
 
 	"wsh/config"
 	"wsh/internal/paths"
+	"wsh/internal/protect"
 )
 
 // linkedCommon is the common git directory of the linked worktree that
@@ -51,7 +52,7 @@ func linkedCommon(dir string) string {
 		}
 		top = parent
 	}
-	x, ok := readGitFile(gitFile)
+	x, ok := protect.ReadGitFile(gitFile)
 	if !ok {
 		return ""
 	}
@@ -59,7 +60,7 @@ func linkedCommon(dir string) string {
 	if err != nil {
 		return ""
 	}
-	c, ok := readCommondir(x)
+	c, ok := protect.ReadCommondir(x)
 	if !ok {
 		return ""
 	}
@@ -69,7 +70,7 @@ func linkedCommon(dir string) string {
 	// As git wrote it (a real path): resolved, a symlink on its way
 	// that a command made (/tmp/wt -> its own project) would name the
 	// command's .git file.
-	if back, err := readGitPath(x, "gitdir"); err != nil || back != gitFile {
+	if back, err := protect.ReadGitPath(x, "gitdir"); err != nil || back != gitFile {
 		return ""
 	}
 	for _, n := range []string{"HEAD", "objects", "refs"} {
@@ -91,11 +92,11 @@ func gitCommon(dir string) string {
 		case err == nil && fi.IsDir():
 			return p
 		case err == nil && fi.Mode().IsRegular():
-			x, ok := readGitFile(p)
+			x, ok := protect.ReadGitFile(p)
 			if !ok {
 				return ""
 			}
-			if c, ok := readCommondir(x); ok {
+			if c, ok := protect.ReadCommondir(x); ok {
 				return c
 			}
 			return x
@@ -178,7 +179,7 @@ func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
 // (the directory of the .git file its gitdir file names), when that .git
 // file is not on the host.
 func offHost(w string) (string, bool) {
-	g, err := readGitPath(w, "gitdir")
+	g, err := protect.ReadGitPath(w, "gitdir")
 	if err != nil || g == "" {
 		return "", false
 	}

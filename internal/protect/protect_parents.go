@@ -1,10 +1,11 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // A parentName is a name that a tool on the host looks for in the
@@ -70,20 +71,20 @@ var parentNames = []parentName{
 // directory in a writable path (HOME=/tmp, or /tmp/h above /tmp/h/proj:
 // the review of the whole found its names left out there); where both
 // tables name a path, the home's placeholder is made (candidates).
-func (p *protector) parentBases() []string {
+func (p *Protector) parentBases() []string {
 	var tops []string
 	for _, pr := range p.projects {
 		tops = append(tops, p.projectTop(pr))
 	}
-	if p.start != "" && !contains(p.projects, p.start) && !p.shared(p.start) {
-		tops = append(tops, p.start)
+	if p.Start != "" && !slices.Contains(p.projects, p.Start) && !p.shared(p.Start) {
+		tops = append(tops, p.Start)
 	}
 	// Started in /tmp or $TMPDIR itself: they are still every user's,
 	// and their names are protected (the fifth review: nothing there
 	// was), a git init there refused with them.
 	var out []string
 	add := func(d string) {
-		if contains(out, d) {
+		if slices.Contains(out, d) {
 			return
 		}
 		for _, t := range tops {
@@ -110,7 +111,7 @@ func (p *protector) parentBases() []string {
 // projectTop is the root of the outermost repository above the project
 // pr (in a writable path, below /tmp or $TMPDIR themselves, which are
 // nobody's project), or pr.
-func (p *protector) projectTop(pr string) string {
+func (p *Protector) projectTop(pr string) string {
 	top := pr
 	for d := filepath.Dir(pr); p.rootOf(d) != "" && !p.shared(d); d = filepath.Dir(d) {
 		if p.isRepo(d) {
@@ -125,13 +126,13 @@ func (p *protector) projectTop(pr string) string {
 
 // shared reports whether d is a writable path that is no project: /tmp,
 // /var/tmp, $TMPDIR.
-func (p *protector) shared(d string) bool {
-	return contains(p.roots, d) && !contains(p.projects, d)
+func (p *Protector) shared(d string) bool {
+	return slices.Contains(p.roots, d) && !slices.Contains(p.projects, d)
 }
 
 // inShared reports whether path lies in a writable path that is no
 // project (/tmp, $TMPDIR), which every run of every user shares.
-func (p *protector) inShared(path string) bool {
+func (p *Protector) inShared(path string) bool {
 	for _, r := range p.roots {
 		if p.shared(r) && under(path, r) {
 			return true
@@ -143,7 +144,7 @@ func (p *protector) inShared(path string) bool {
 // isRepo reports whether d holds a repository's .git: a file or symlink
 // (a worktree's, a submodule's), or a directory that holds a gitdir (not
 // a placeholder).
-func (p *protector) isRepo(d string) bool {
+func (p *Protector) isRepo(d string) bool {
 	gp := filepath.Join(d, ".git")
 	fi, err := os.Lstat(gp)
 	switch {
@@ -157,7 +158,7 @@ func (p *protector) isRepo(d string) bool {
 }
 
 // parentCandidates are the parent names in each parent base.
-func (p *protector) parentCandidates() []candidate {
+func (p *Protector) parentCandidates() []candidate {
 	var out []candidate
 	for _, b := range p.parentBases() {
 		for _, n := range parentNames {
@@ -176,7 +177,7 @@ func (p *protector) parentCandidates() []candidate {
 // and neither could remove it. Above a project it is itself a parent
 // name, bound read-only in the full jail, so no command can fill it; on
 // the lower rungs a change to it is said after.
-func (p *protector) noGitdir(gp string) (bool, error) {
+func (p *Protector) noGitdir(gp string) (bool, error) {
 	isGitdir, err := p.looksLikeGitdir(gp)
 	return !isGitdir, err
 }

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"os"
@@ -42,11 +42,11 @@ func TestCandidatesNotInHidden(t *testing.T) {
 	write(filepath.Join(proj, "c", ".git"), "gitdir: "+filepath.Join(proj, "link")+"\n")
 
 	for _, hidden := range []bool{true, false} {
-		p := newProtector([]string{root}, []string{proj}, nil, []string{"GIT_CONFIG_NOSYSTEM=1"})
+		p := NewProtector([]string{root}, []string{proj}, nil, []string{"GIT_CONFIG_NOSYSTEM=1"})
 		if hidden {
-			p.hidden = func() []string { return []string{secret} }
+			p.Hidden = func() []string { return []string{secret} }
 		}
-		var pr protection
+		var pr Protection
 		cs, err := p.candidates(proj, &pr)
 		if err != nil || pr.err != nil {
 			t.Fatal(err, pr.err)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"errors"
@@ -14,13 +14,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// testStartTime stands for the start time of a process that the Jailer
+// gives KeepLedgers (proc(5)'s field 22): this process's is a fixed tick,
+// and every other pid has none (it is gone).
+func testStartTime(pid int) (uint64, error) {
+	if pid != os.Getpid() {
+		return 0, fs.ErrNotExist
+	}
+	return 1000, nil
+}
+
 // TestPlaceholdersEnd: at the run's end wsh removes the placeholders it
 // made that are as it made them, and keeps one written to, one another
 // lock holder still uses (noted in the ledger, as NAME.closed), and one
 // replaced by another with its name.
 func TestPlaceholdersEnd(t *testing.T) {
 	dir, ledgerDir := t.TempDir(), t.TempDir()
-	ph := newPlaceholders(ledgerDir, func(s string) { t.Error(s) })
+	ph := newPlaceholders(ledgerDir, testStartTime, func(s string) { t.Error(s) })
 	mk := func(name string, kind placeholder) string {
 		p := filepath.Join(dir, name)
 		if _, err := ph.make(p, kind); err != nil {
@@ -59,7 +69,7 @@ func TestPlaceholdersEnd(t *testing.T) {
 	}
 	// Once the other lock is gone, the next run removes it.
 	other.Close()
-	newPlaceholders(ledgerDir, nil)
+	newPlaceholders(ledgerDir, testStartTime, nil)
 	if _, err := os.Lstat(held); err == nil {
 		t.Errorf("the next run did not remove %s", held)
 	}
@@ -81,18 +91,18 @@ func TestLedgerSweepsGoneRunsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := formatEntry(madePlaceholder{path: p, id: statInode(&st)})
-	start, err := startTime(os.Getpid())
+	start, err := testStartTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	alive := filepath.Join(ledgerDir, fmt.Sprintf("%d-%d-99", os.Getpid(), start))
 	os.WriteFile(alive, []byte(line), 0o600)
-	newPlaceholders(ledgerDir, nil)
+	newPlaceholders(ledgerDir, testStartTime, nil)
 	if _, err := os.Lstat(p); err != nil {
 		t.Fatalf("a placeholder of a run still running was removed")
 	}
 	os.Rename(alive, filepath.Join(ledgerDir, fmt.Sprintf("%d-%d-99", os.Getpid(), start+1)))
-	newPlaceholders(ledgerDir, nil)
+	newPlaceholders(ledgerDir, testStartTime, nil)
 	if _, err := os.Lstat(p); err == nil {
 		t.Errorf("a placeholder of a run that is gone was not removed")
 	}
@@ -113,7 +123,7 @@ func TestSettleAPathGoneMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &protector{ph: newPlaceholders(t.TempDir(), nil)}
+	p := &Protector{ph: newPlaceholders(t.TempDir(), testStartTime, nil)}
 	got, err := p.settle(filepath.Join(dir, ".vscode"), makeNone, fi, nil)
 	if got != nil || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("settle of a path gone meanwhile: %v, %v; want nothing there", got, err)

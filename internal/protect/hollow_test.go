@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func TestHollow(t *testing.T) {
 		"full-dir":  false, "file": false, "link": false,
 		"node_modules": false, ".git": false, ".cargo": true, // the table's kinds: file, dir, dir
 	} {
-		if got := hollow(p(name)); got != want {
+		if got := Hollow(p(name)); got != want {
 			t.Errorf("%s: hollow %v, want %v", name, got, want)
 		}
 	}

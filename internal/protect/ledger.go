@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"bufio"
@@ -25,9 +25,10 @@ import (
 // placeholder of a file whose process is gone, or that is closed, as the
 // run would have (removePlaceholder), and keeps those still held.
 type ledger struct {
-	dir  string // "" for none
-	name string // this run's file, in dir
-	f    *os.File
+	dir       string // "" for none
+	name      string // this run's file, in dir
+	f         *os.File
+	startTime func(pid int) (uint64, error) // a process's start time: KeepLedgers
 }
 
 var ledgerSeq atomic.Int64
@@ -45,9 +46,12 @@ func ledgerDir(state string) string {
 	return fmt.Sprintf("/dev/shm/wsh-placeholders-%d", os.Geteuid())
 }
 
-func newLedger(dir string) *ledger {
-	l := &ledger{dir: dir}
-	if start, err := startTime(os.Getpid()); err == nil && dir != "" {
+func newLedger(dir string, startTime func(pid int) (uint64, error)) *ledger {
+	l := &ledger{dir: dir, startTime: startTime}
+	if dir == "" {
+		return l
+	}
+	if start, err := startTime(os.Getpid()); err == nil {
 		l.name = fmt.Sprintf("%d-%d-%d", os.Getpid(), start, ledgerSeq.Add(1))
 	}
 	return l
@@ -137,7 +141,7 @@ func (l *ledger) sweep() {
 		return
 	}
 	for _, e := range ents {
-		if e.Name() != l.name && e.Type().IsRegular() && runGone(e.Name()) {
+		if e.Name() != l.name && e.Type().IsRegular() && runGone(e.Name(), l.startTime) {
 			sweepFile(filepath.Join(l.dir, e.Name()))
 		}
 	}
@@ -145,7 +149,7 @@ func (l *ledger) sweep() {
 
 // runGone says that the file name is a closed run's, or one whose process
 // is gone (or another process has its pid now: the start time differs).
-func runGone(name string) bool {
+func runGone(name string, startTime func(pid int) (uint64, error)) bool {
 	if strings.HasSuffix(name, closedSuffix) {
 		return true
 	}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"os"
@@ -32,14 +32,14 @@ import (
 
 // hiddenPlaces are the hidden paths now, as written and as they resolve
 // on the host.
-func (p *protector) hiddenPlaces() []string {
-	if p.hidden == nil {
+func (p *Protector) hiddenPlaces() []string {
+	if p.Hidden == nil {
 		return nil
 	}
 	var out []string
-	for _, h := range p.hidden() {
+	for _, h := range p.Hidden() {
 		out = append(out, h)
-		if r, err := p.resolve(h, &protection{}); err == nil && r != h {
+		if r, err := p.resolve(h, &Protection{}); err == nil && r != h {
 			out = append(out, r)
 		}
 	}
@@ -48,7 +48,7 @@ func (p *protector) hiddenPlaces() []string {
 
 // hides reports whether path, as written, is or lies beneath a hidden
 // path (hiddenPlaces, found by candidates).
-func (pr *protection) hides(path string) bool {
+func (pr *Protection) hides(path string) bool {
 	for _, h := range pr.hidden {
 		if under(path, h) {
 			return true
@@ -61,7 +61,7 @@ func (pr *protection) hides(path string) bool {
 // directory that a .git file, a .git symlink or a commondir names: not
 // when it is or lies beneath a hidden path, as written or as it resolves
 // on the host. A path that cannot be resolved fails the protection.
-func (p *protector) mayFollow(dir string, pr *protection) bool {
+func (p *Protector) mayFollow(dir string, pr *Protection) bool {
 	if pr.hides(dir) {
 		return false
 	}
@@ -70,7 +70,7 @@ func (p *protector) mayFollow(dir string, pr *protection) bool {
 	}
 	// Resolved without noting the symlinks on the way: the walk to each
 	// protected path beneath dir notes those.
-	r, err := p.resolve(filepath.Clean(dir), &protection{})
+	r, err := p.resolve(filepath.Clean(dir), &Protection{})
 	if err != nil {
 		pr.fail(err)
 		return false

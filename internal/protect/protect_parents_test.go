@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"os"
@@ -24,10 +24,10 @@ func TestParentCandidates(t *testing.T) {
 		}
 	}
 	roots := []string{tmp, proj, inProj, other, home}
-	p := newProtector(roots, []string{proj, inProj, other, home}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
-	p.start = proj
-	p.hidden = func() []string { return []string{other} }
-	var pr protection
+	p := NewProtector(roots, []string{proj, inProj, other, home}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
+	p.Start = proj
+	p.Hidden = func() []string { return []string{other} }
+	var pr Protection
 	cs, err := p.candidates(proj, &pr)
 	if err != nil || pr.err != nil {
 		t.Fatal(err, pr.err)
@@ -67,9 +67,9 @@ func TestParentCandidatesNotInTheRepository(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := newProtector([]string{tmp, web, lib}, []string{web, lib}, nil, []string{"GIT_CONFIG_NOSYSTEM=1"})
-	p.start = web
-	var pr protection
+	p := NewProtector([]string{tmp, web, lib}, []string{web, lib}, nil, []string{"GIT_CONFIG_NOSYSTEM=1"})
+	p.Start = web
+	var pr Protection
 	cs, err := p.candidates(web, &pr)
 	if err != nil || pr.err != nil {
 		t.Fatal(err, pr.err)
@@ -97,9 +97,9 @@ func TestParentCandidatesInTheHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, home := range []string{tmp, h} {
-		p := newProtector([]string{tmp, proj}, []string{proj}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
-		p.start = proj
-		var pr protection
+		p := NewProtector([]string{tmp, proj}, []string{proj}, nil, []string{"GIT_CONFIG_NOSYSTEM=1", "HOME=" + home})
+		p.Start = proj
+		var pr Protection
 		cs, err := p.candidates(proj, &pr)
 		if err != nil || pr.err != nil {
 			t.Fatal(err, pr.err)

@@ -1,9 +1,10 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -64,7 +65,7 @@ func pythonUserSites(home string) []string {
 	var out []string
 	add := func(version string) {
 		p := filepath.Join(".local", "lib", version, "site-packages")
-		if !contains(out, p) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -80,7 +81,7 @@ func pythonUserSites(home string) []string {
 
 // homeToolCandidates are the home's tool files (homeToolFiles and the
 // user site-packages), as candidates matched in the home.
-func (p *protector) homeToolCandidates() []candidate {
+func (p *Protector) homeToolCandidates() []candidate {
 	names := make([]string, 0, len(homeToolFiles))
 	for n := range homeToolFiles {
 		names = append(names, n)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"bufio"
@@ -274,9 +274,9 @@ func openRegular(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// readRegular reads at most max bytes of the regular file path (see
+// ReadRegular reads at most max bytes of the regular file path (see
 // openRegular); more is an error.
-func readRegular(path string, max int64) ([]byte, error) {
+func ReadRegular(path string, max int64) ([]byte, error) {
 	f, err := openRegular(path)
 	if err != nil {
 		return nil, err

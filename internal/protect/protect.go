@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"encoding/hex"
@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,18 +119,19 @@ const (
 	maxGitdirs    = 256  // a repository's gitdirs: its own, submodules', worktrees'
 )
 
-// A protection is what the jail does for the protected paths at one
-// moment: the directories to pin, the paths to make read-only.
-type protection struct {
-	pins, paths []proto.PathID
+// A Protection is what the jail does for the protected paths at one
+// moment: the directories to pin (Pins), the paths to make read-only
+// (Paths).
+type Protection struct {
+	Pins, Paths []proto.PathID
 	seen        map[string]bool // "pin:", "path:", "missing:" or "link:" and the path
 	lstat       map[string]lstatResult
-	// missing are the protected paths that are not there and that wsh
+	// Missing are the protected paths that are not there and that wsh
 	// does not make: a command can make them, and wsh says so after.
-	missing []string
-	// links are the symlinks on the way to a protected path, with their
+	Missing []string
+	// Links are the symlinks on the way to a protected path, with their
 	// targets: a command can point them elsewhere, and wsh says so after.
-	links map[string]string
+	Links map[string]string
 	err   error // the first reason the protection cannot be made
 	// hidden are the hidden paths, as written and resolved, when the
 	// candidates were found: nothing beneath them is protected
@@ -138,20 +140,20 @@ type protection struct {
 	// mounts says the jail makes the paths read-only (the full rung):
 	// wsh makes the missing ones it makes, and holds what it finds.
 	mounts bool
-	// stamps, on the rungs without mounts (where the paths cannot be made
+	// Stamps, on the rungs without mounts (where the paths cannot be made
 	// read-only), are the protected paths' change stamps before the
-	// command: wsh says after it which changed.
-	stamps map[string]string
-	hollow map[string]bool // which of them were hollow (watch.go)
+	// command (TakeStamps): wsh says after it which changed.
+	Stamps map[string]string
+	Hollow map[string]bool // which of them were hollow (hollow.go)
 }
 
-// stamp is what changes when a file or a directory's tree changes: the
+// Stamp is what changes when a file or a directory's tree changes: the
 // inode and ctime (which no unprivileged process can set back) of the
 // path and, for a directory, of everything beneath it, symlinks not
 // followed. "" for a path that is not there. A tree of more than
-// maxStamped entries is stamped "too large", which wsh says it cannot
+// MaxStamped entries is stamped StampTooLarge, which wsh says it cannot
 // check.
-func stamp(path string) string {
+func Stamp(path string) string {
 	var b strings.Builder
 	n := 0
 	var walk func(p string, depth int)
@@ -160,7 +162,7 @@ func stamp(path string) string {
 		if unix.Lstat(p, &st) != nil {
 			return
 		}
-		if n++; n > maxStamped {
+		if n++; n > MaxStamped {
 			return
 		}
 		fmt.Fprintf(&b, "%s=%d:%d.%d\n", p, st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
@@ -173,27 +175,28 @@ func stamp(path string) string {
 		}
 	}
 	walk(path, 0)
-	if n > maxStamped {
-		return stampTooLarge
+	if n > MaxStamped {
+		return StampTooLarge
 	}
 	return b.String()
 }
 
-// maxStamped bounds what stamp walks of one protected path.
-const maxStamped = 20000
+// MaxStamped bounds what Stamp walks of one protected path.
+const MaxStamped = 20000
 
-const stampTooLarge = "too large"
+// StampTooLarge is the Stamp of a tree of more than MaxStamped entries.
+const StampTooLarge = "too large"
 
-// takeStamps notes the stamps of the protected paths.
-func (pr *protection) takeStamps() {
-	pr.stamps, pr.hollow = map[string]string{}, map[string]bool{}
-	for _, p := range pr.paths {
-		pr.stamps[p.Path], pr.hollow[p.Path] = stamp(p.Path), hollow(p.Path)
+// TakeStamps notes the stamps of the protected paths.
+func (pr *Protection) TakeStamps() {
+	pr.Stamps, pr.Hollow = map[string]string{}, map[string]bool{}
+	for _, p := range pr.Paths {
+		pr.Stamps[p.Path], pr.Hollow[p.Path] = Stamp(p.Path), Hollow(p.Path)
 	}
 }
 
 // once reports whether key was seen, and notes it.
-func (pr *protection) once(key string) bool {
+func (pr *Protection) once(key string) bool {
 	if pr.seen[key] {
 		return true
 	}
@@ -204,26 +207,26 @@ func (pr *protection) once(key string) bool {
 	return false
 }
 
-func (pr *protection) fail(err error) {
+func (pr *Protection) fail(err error) {
 	if err != nil && pr.err == nil {
 		pr.err = err
 	}
 }
 
-func (pr *protection) noteMissing(path string) {
+func (pr *Protection) noteMissing(path string) {
 	if !pr.once("missing:" + path) {
-		pr.missing = append(pr.missing, path)
+		pr.Missing = append(pr.Missing, path)
 	}
 }
 
-func (pr *protection) watch(link, target string) {
+func (pr *Protection) watch(link, target string) {
 	if pr.hides(link) {
 		return // no command can change it, and its name is not to be said
 	}
-	if pr.links == nil {
-		pr.links = map[string]string{}
+	if pr.Links == nil {
+		pr.Links = map[string]string{}
 	}
-	pr.links[link] = target
+	pr.Links[link] = target
 }
 
 type lstatResult struct {
@@ -232,7 +235,7 @@ type lstatResult struct {
 }
 
 // lstatOnce is os.Lstat, once per path in one protection.
-func (pr *protection) lstatOnce(path string) (fs.FileInfo, error) {
+func (pr *Protection) lstatOnce(path string) (fs.FileInfo, error) {
 	if r, ok := pr.lstat[path]; ok {
 		return r.fi, r.err
 	}
@@ -246,7 +249,7 @@ func (pr *protection) lstatOnce(path string) (fs.FileInfo, error) {
 
 // add adds path's identity to the pins (pin) or the paths, once. A path
 // that is there but whose identity cannot be read fails the protection.
-func (pr *protection) add(path string, pin bool) {
+func (pr *Protection) add(path string, pin bool) {
 	key := "path:" + path
 	if pin {
 		key = "pin:" + path
@@ -266,9 +269,9 @@ func (pr *protection) add(path string, pin bool) {
 		return
 	}
 	if pin {
-		pr.pins = append(pr.pins, id)
+		pr.Pins = append(pr.Pins, id)
 	} else {
-		pr.paths = append(pr.paths, id)
+		pr.Paths = append(pr.Paths, id)
 	}
 }
 
@@ -304,20 +307,20 @@ func linkedElsewhere(path string) error {
 	return nil
 }
 
-// protector knows the protected paths of a Jailer.
-type protector struct {
+// A Protector knows the protected paths of a Jailer.
+type Protector struct {
 	roots    []string      // the writable paths, where the protected paths lie
 	projects []string      // those where wsh makes missing placeholderNames (not /tmp, $TMPDIR)
-	start    string        // the start directory, resolved, when it is writable; else ""
+	Start    string        // the start directory, resolved, when it is writable; else ""
 	names    []string      // relative to each base
 	absolute []string      // WSH_PROTECT's absolute paths
 	home     string        // the home, resolved: a base when it lies in a writable path
 	gitCfg   []string      // the git config files beside a repository's own (system, global)
 	ph       *placeholders // what wsh made, and the locks it holds; nil: none made
 
-	// hidden gives the hidden paths now (nil: none), in which nothing
+	// Hidden gives the hidden paths now (nil: none), in which nothing
 	// is protected (protect_hidden.go).
-	hidden func() []string
+	Hidden func() []string
 
 	mu      sync.Mutex
 	repos   map[string]repoCache // a project root's subdirectories
@@ -346,7 +349,7 @@ const racyTime = 100 * time.Millisecond
 // dir). A child that is a symlink to a directory counts where it leads.
 // More than maxReposBelow is an error: the protection fails closed rather
 // than leave some out (a command could make a thousand to hide one).
-func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
+func (p *Protector) reposBelow(dir string, out *Protection) ([]string, error) {
 	dirs, links, err := p.childDirs(dir)
 	if err != nil {
 		return nil, err
@@ -374,7 +377,7 @@ func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
 			err = nil // a bare repository: remote.git
 		}
 		if err == nil {
-			if !contains(repos, d) {
+			if !slices.Contains(repos, d) {
 				repos = append(repos, d)
 			}
 		} else if err := p.unlessBenign(err, d); err != nil {
@@ -382,7 +385,7 @@ func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
 		}
 	}
 	for _, r := range repos {
-		if !contains(dirs[:plain], r) {
+		if !slices.Contains(dirs[:plain], r) {
 			p.learnRepo(r)
 		}
 	}
@@ -395,23 +398,23 @@ func (p *protector) reposBelow(dir string, out *protection) ([]string, error) {
 
 // learnedRepos are the repositories reached through a symlink since wsh
 // started.
-func (p *protector) learnedRepos() []string {
+func (p *Protector) learnedRepos() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.learned
 }
 
-func (p *protector) learnRepo(r string) {
+func (p *Protector) learnRepo(r string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !contains(p.learned, r) && len(p.learned) < maxReposBelow {
+	if !slices.Contains(p.learned, r) && len(p.learned) < maxReposBelow {
 		p.learned = append(p.learned[:len(p.learned):len(p.learned)], r)
 	}
 }
 
 // childDirs lists dir's subdirectories, and its symlinks (which the
 // caller resolves).
-func (p *protector) childDirs(dir string) (dirs, links []string, err error) {
+func (p *Protector) childDirs(dir string) (dirs, links []string, err error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
 		return nil, nil, p.unlessBenign(err, filepath.Dir(dir))
@@ -453,7 +456,7 @@ func (p *protector) childDirs(dir string) (dirs, links []string, err error) {
 // (a command can point it elsewhere; wsh says so after). Where a
 // component is missing, the rest is joined on as written. An error but
 // "not there" fails the protection, as unlessBenign says.
-func (p *protector) resolve(path string, out *protection) (string, error) {
+func (p *Protector) resolve(path string, out *Protection) (string, error) {
 	todo := strings.Split(path, "/")
 	cur := "/"
 	for links := 0; len(todo) > 0; {
@@ -498,12 +501,12 @@ func (p *protector) resolve(path string, out *protection) (string, error) {
 	return cur, nil
 }
 
-// newProtector makes the protector for the writable paths. projects are
+// NewProtector makes the Protector for the writable paths. projects are
 // the start directory and WSH_WRITABLE; extra is WSH_PROTECT; environ
 // gives the home and the global git config.
-func newProtector(roots, projects, extra, environ []string) *protector {
-	p := &protector{roots: roots, names: append([]string(nil), defaultProtected...), ph: newPlaceholders("", nil)}
-	tmp, _ := lookupEnvOK(environ, "TMPDIR")
+func NewProtector(roots, projects, extra, environ []string) *Protector {
+	p := &Protector{roots: roots, names: append([]string(nil), defaultProtected...), ph: newPlaceholders("", nil, nil)}
+	tmp := envValue(environ, "TMPDIR")
 	if t, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = t
 	}
@@ -519,7 +522,7 @@ func newProtector(roots, projects, extra, environ []string) *protector {
 			p.names = append(p.names, filepath.Clean(e))
 		}
 	}
-	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
+	if h := envValue(environ, "HOME"); filepath.IsAbs(h) {
 		if r, err := filepath.EvalSymlinks(h); err == nil {
 			p.home = r
 		}
@@ -534,10 +537,10 @@ func newProtector(roots, projects, extra, environ []string) *protector {
 // writable path, and the working directory dir and each directory above
 // it while it lies in a writable path (a repository wsh was not started
 // in, but a command works in, or one above the start directory).
-func (p *protector) bases(dir string, pr *protection) ([]string, error) {
+func (p *Protector) bases(dir string, pr *Protection) ([]string, error) {
 	out := append(append([]string(nil), p.roots...), p.projects...)
 	add := func(d string) {
-		if !contains(out, d) && !pr.hides(d) {
+		if !slices.Contains(out, d) && !pr.hides(d) {
 			out = append(out, d)
 		}
 	}
@@ -578,7 +581,7 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 		}
 		for _, sm := range subs {
 			d := filepath.Join(out[i], sm.path)
-			if !under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || contains(out, d) {
+			if !under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || slices.Contains(out, d) {
 				continue
 			}
 			if n++; n > maxGitdirs {
@@ -593,7 +596,7 @@ func (p *protector) bases(dir string, pr *protection) ([]string, error) {
 // candidates are the protected paths beneath the writable paths, for a
 // command working in dir, existing or not, by the paths written (not
 // resolved).
-func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) {
+func (p *Protector) candidates(dir string, pr *Protection) ([]candidate, error) {
 	var out []candidate
 	seen := map[string]int{}
 	pr.hidden = p.hiddenPlaces()
@@ -682,14 +685,14 @@ func (p *protector) candidates(dir string, pr *protection) ([]candidate, error) 
 // directory of a project that is not a repository's, which no editor
 // opens as a project (every directory a command works in would get
 // them).
-func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
+func (p *Protector) placeholderFor(n, b string, pr *Protection) placeholder {
 	kind := placeholderNames[n]
 	switch {
 	case b == p.home && homePlaceholders[n] != makeNone:
 		return homePlaceholders[n]
 	case kind == 0, kind == nameFile && b == p.home:
 		return makeNone
-	case contains(p.projects, b):
+	case slices.Contains(p.projects, b):
 		return makeDir
 	}
 	for _, proj := range p.projects {
@@ -704,7 +707,7 @@ func (p *protector) placeholderFor(n, b string, pr *protection) placeholder {
 }
 
 // outermostRoot is the shortest writable path that holds path, or "".
-func (p *protector) outermostRoot(path string) string {
+func (p *Protector) outermostRoot(path string) string {
 	best := ""
 	for _, r := range p.roots {
 		if under(path, r) && (best == "" || len(r) < len(best)) {
@@ -714,7 +717,12 @@ func (p *protector) outermostRoot(path string) string {
 	return best
 }
 
-func (p *protector) rootOf(path string) string {
+// under reports whether p is dir or lies beneath it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func (p *Protector) rootOf(path string) string {
 	best := ""
 	for _, r := range p.roots {
 		if under(path, r) && len(r) > len(best) {
@@ -736,7 +744,7 @@ func (p *protector) rootOf(path string) string {
 // a gitdir that is a directory, wsh makes what git reads as nothing: an
 // empty hooks directory, an empty config.worktree, and a commondir that
 // names the gitdir itself.
-func (p *protector) gitCandidates(base, global string, pr *protection) ([]candidate, error) {
+func (p *Protector) gitCandidates(base, global string, pr *Protection) ([]candidate, error) {
 	gitPath := filepath.Join(base, ".git")
 	fi, err := os.Lstat(gitPath)
 	var out []candidate
@@ -763,7 +771,7 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			return nil, nil
 		}
 	case fi.Mode().IsRegular():
-		d, ok := readGitFile(gitPath)
+		d, ok := ReadGitFile(gitPath)
 		if !ok {
 			return nil, nil
 		}
@@ -804,7 +812,7 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 		}
 		own := makeCommondir
 		common := dir
-		if c, ok := readCommondir(dir); ok {
+		if c, ok := ReadCommondir(dir); ok {
 			own = makeNone // a worktree's: it names the main gitdir
 			if p.mayFollow(c, pr) {
 				common = c // not a hidden one, covered in every jail
@@ -917,7 +925,7 @@ func (p *protector) gitCandidates(base, global string, pr *protection) ([]candid
 			// The worktree's own .git file, which names this gitdir.
 			// git 2.48's relative paths (worktree.useRelativePaths) are
 			// relative to w.
-			if g, err := readGitPath(w, "gitdir"); err == nil {
+			if g, err := ReadGitPath(w, "gitdir"); err == nil {
 				if g != "" {
 					out = append(out, candidate{path: g})
 				}
@@ -952,7 +960,7 @@ const maxGitDepth = 8
 // hooks directory that links to scripts of the working tree): the hook
 // git runs is the target, which is protected where it lies (or, missing,
 // said after a command made it); each symlink on the way is watched.
-func (p *protector) hookLinks(dir string, pr *protection) []candidate {
+func (p *Protector) hookLinks(dir string, pr *Protection) []candidate {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		pr.fail(p.unlessBenign(err, filepath.Dir(dir)))
@@ -979,7 +987,7 @@ func (p *protector) hookLinks(dir string, pr *protection) []candidate {
 // reach nor chmod it either. Any other error is returned: the protection
 // fails closed, since a command can make a path fail (chmod 000 .git) to
 // have it left out, then put it back.
-func (p *protector) unlessBenign(err error, dir string) error {
+func (p *Protector) unlessBenign(err error, dir string) error {
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil
@@ -1021,7 +1029,7 @@ func othersUnsearchable(dir string) bool {
 // eachGitdir calls f for each gitdir beneath dir (a modules directory,
 // where a submodule at libs/sub has its gitdir at modules/libs/sub): a
 // directory with a HEAD. It does not look inside a gitdir; f does.
-func (p *protector) eachGitdir(dir string, budget *int, f func(string) error) error {
+func (p *Protector) eachGitdir(dir string, budget *int, f func(string) error) error {
 	if *budget--; *budget < 0 {
 		return fmt.Errorf("%s holds more than %d directories to look through for submodules' gitdirs", dir, maxModuleDirs)
 	}
@@ -1056,7 +1064,7 @@ func (p *protector) eachGitdir(dir string, budget *int, f func(string) error) er
 // away, so that the next command's protection leaves the gitdir out, and
 // put it back once it wrote the config; config and hooks are protected
 // (mount points, which cannot be moved) once d counted as a gitdir.
-func (p *protector) looksLikeGitdir(d string) (bool, error) {
+func (p *Protector) looksLikeGitdir(d string) (bool, error) {
 	for _, n := range []string{"HEAD", "config", "hooks", "objects"} {
 		_, err := os.Lstat(filepath.Join(d, n))
 		if err == nil {
@@ -1098,9 +1106,9 @@ const maxGitFile = 1 << 20
 // modules/a/b/c) before the protection fails closed.
 const maxModuleDirs = 4096
 
-// readGitFile reads a .git file: "gitdir: DIR", relative to its directory.
-func readGitFile(path string) (string, bool) {
-	b, err := readRegular(path, maxGitFile)
+// ReadGitFile reads a .git file: "gitdir: DIR", relative to its directory.
+func ReadGitFile(path string) (string, bool) {
+	b, err := ReadRegular(path, maxGitFile)
 	if err != nil {
 		return "", false
 	}
@@ -1121,21 +1129,21 @@ func readGitFile(path string) (string, bool) {
 	return filepath.Clean(dir), true
 }
 
-// readCommondir reads gitdir's commondir, as git does, when it names a
+// ReadCommondir reads gitdir's commondir, as git does, when it names a
 // directory other than gitdir.
-func readCommondir(gitdir string) (string, bool) {
-	c, err := readGitPath(gitdir, "commondir")
+func ReadCommondir(gitdir string) (string, bool) {
+	c, err := ReadGitPath(gitdir, "commondir")
 	if err != nil || c == "" {
 		return "", false
 	}
 	return c, c != gitdir
 }
 
-// readGitPath reads the path that the file name of dir holds (a
+// ReadGitPath reads the path that the file name of dir holds (a
 // commondir, a worktree's gitdir), as git reads it: up to the line's end,
 // relative to dir, cleaned; "" for an empty file.
-func readGitPath(dir, name string) (string, error) {
-	b, err := readRegular(filepath.Join(dir, name), maxGitFile)
+func ReadGitPath(dir, name string) (string, error) {
+	b, err := ReadRegular(filepath.Join(dir, name), maxGitFile)
 	if err != nil {
 		return "", err
 	}
@@ -1154,7 +1162,7 @@ func readGitPath(dir, name string) (string, error) {
 // one set wins, as in git), names for the repository at base, or "". git
 // runs a relative one from the working tree's root. include directives
 // are not followed.
-func (p *protector) resolveHooksPath(base, hp string) string {
+func (p *Protector) resolveHooksPath(base, hp string) string {
 	switch {
 	case hp == "":
 		return ""
@@ -1171,7 +1179,7 @@ func (p *protector) resolveHooksPath(base, hp string) string {
 
 // globalHooksPath is core.hooksPath as the system's and the user's config
 // set it, or "".
-func (p *protector) globalHooksPath() (string, error) {
+func (p *Protector) globalHooksPath() (string, error) {
 	hp := ""
 	for _, f := range p.gitCfg {
 		m, err := readGitConfig(f)
@@ -1196,11 +1204,11 @@ func (p *protector) globalHooksPath() (string, error) {
 // by the name WSH_PROTECT would match, not here.
 func globalGitConfigs(environ []string) []string {
 	out := []string{"/etc/gitconfig"}
-	if sys, _ := lookupEnvOK(environ, "GIT_CONFIG_SYSTEM"); filepath.IsAbs(sys) {
+	if sys := envValue(environ, "GIT_CONFIG_SYSTEM"); filepath.IsAbs(sys) {
 		out = append(out, filepath.Clean(sys))
 	}
-	home, _ := lookupEnvOK(environ, "HOME")
-	xdg, _ := lookupEnvOK(environ, "XDG_CONFIG_HOME")
+	home := envValue(environ, "HOME")
+	xdg := envValue(environ, "XDG_CONFIG_HOME")
 	if !filepath.IsAbs(xdg) && filepath.IsAbs(home) {
 		xdg = filepath.Join(home, ".config")
 	}
@@ -1210,13 +1218,23 @@ func globalGitConfigs(environ []string) []string {
 	if filepath.IsAbs(home) {
 		out = append(out, filepath.Join(home, ".gitconfig"))
 	}
-	if g, _ := lookupEnvOK(environ, "GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
+	if g := envValue(environ, "GIT_CONFIG_GLOBAL"); filepath.IsAbs(g) {
 		out = append(out, filepath.Clean(g))
 	}
 	return out
 }
 
-// protection finds what the jail must pin and make read-only now, and
+// envValue is key's value in environ, the last one set, or "".
+func envValue(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Protection finds what the jail must pin and make read-only now, and
 // makes the missing protected paths that wsh makes (placeholder). A
 // component that is a symlink ends the walk: its target, beneath a
 // writable path, is protected where it lies (a symlink cannot be a mount
@@ -1227,8 +1245,8 @@ func globalGitConfigs(environ []string) []string {
 // placeholders); without (the lower rungs, where a placeholder protects
 // nothing) it makes none, and a missing path is said after a command
 // made it, as any other.
-func (p *protector) protection(dir string, mounts bool) (protection, error) {
-	out := protection{mounts: mounts}
+func (p *Protector) Protection(dir string, mounts bool) (Protection, error) {
+	out := Protection{mounts: mounts}
 	cs, err := p.candidates(dir, &out)
 	if err != nil {
 		return out, err
@@ -1247,7 +1265,7 @@ func (p *protector) protection(dir string, mounts bool) (protection, error) {
 // A symlink on the way cannot be a mount point: its target, when it lies
 // in a writable path, is protected there, and the symlink itself is
 // watched (a command can point it elsewhere: wsh says so after).
-func (p *protector) walk(path, root string, make placeholder, out *protection) {
+func (p *Protector) walk(path, root string, make placeholder, out *Protection) {
 	if out.hides(path) {
 		return // where a symlink led: covered in every jail
 	}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"fmt"
@@ -40,7 +40,9 @@ func TestGitConfigValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(dir, "config")
-			mustDo(t, os.WriteFile(p, []byte(tt.config), 0o644))
+			if err := os.WriteFile(p, []byte(tt.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			got, ok := gitConfigValue(p, "core", "hookspath")
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("gitConfigValue = %q, %v, want %q, %v", got, ok, tt.want, tt.ok)
@@ -51,7 +53,9 @@ func TestGitConfigValue(t *testing.T) {
 		t.Error("a missing file has a value")
 	}
 	long := filepath.Join(dir, "long")
-	mustDo(t, os.WriteFile(long, []byte("[core]\n\tx = "+strings.Repeat("a", 2<<20)+"\n\thooksPath = h\n"), 0o644))
+	if err := os.WriteFile(long, []byte("[core]\n\tx = "+strings.Repeat("a", 2<<20)+"\n\thooksPath = h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := readGitConfig(long); err == nil {
 		t.Error("a config with a line of 2 MiB read without an error: its hooksPath would be missed")
 	}
@@ -62,12 +66,14 @@ func TestGitConfigValue(t *testing.T) {
 // old dotted subsection, a continued line).
 func TestGitmodules(t *testing.T) {
 	p := filepath.Join(t.TempDir(), ".gitmodules")
-	mustDo(t, os.WriteFile(p, []byte("[submodule \"one\"] path = deep/one\n"+
+	if err := os.WriteFile(p, []byte("[submodule \"one\"] path = deep/one\n"+
 		"[submodule.Two]\n\tpath = deep/two\n"+
 		"[submodule \"three\"]\n\tpath = deep/\\\nthree\n"+
 		"[submodule \"f\\\"our\"]\n\turl = x\n\tPATH = deep/four\n"+
 		"[core]\n\tpath = not/a/submodule\n"+
-		"[submodule \"one\"]\n\tpath = deep/one-moved\n"), 0o644))
+		"[submodule \"one\"]\n\tpath = deep/one-moved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got, err := gitmodules(p)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package protect
 
 import (
 	"errors"
@@ -74,8 +74,9 @@ func fileInfoOf(f *os.File) fs.FileInfo {
 
 // newPlaceholders returns the run's placeholders, with their ledger in
 // dir ("" for none), and removes those that runs gone before left.
-func newPlaceholders(dir string, warn func(string)) *placeholders {
-	ph := &placeholders{ledger: newLedger(dir), held: map[inode]*os.File{}, warn: warn}
+// startTime is a process's start time (see KeepLedgers).
+func newPlaceholders(dir string, startTime func(pid int) (uint64, error), warn func(string)) *placeholders {
+	ph := &placeholders{ledger: newLedger(dir, startTime), held: map[inode]*os.File{}, warn: warn}
 	ph.ledger.sweep()
 	return ph
 }
@@ -112,7 +113,7 @@ func (ph *placeholders) make(path string, kind placeholder) (fs.FileInfo, error)
 	l := ph.ledgerFor(path)
 	if err := l.add(m); err != nil && !ph.said && ph.warn != nil {
 		ph.said = true
-		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): those another run still holds when this one ends, and all of them were wsh killed with SIGKILL, would stay", l.dir, unwrapErrno(err)))
+		ph.warn(fmt.Sprintf("wsh: cannot note the placeholders wsh makes in %s (%v): those another run still holds when this one ends, and all of them were wsh killed with SIGKILL, would stay", l.dir, errnoText(err)))
 	}
 	return fi, nil
 }
@@ -123,8 +124,35 @@ func (ph *placeholders) shareLedger(dir string, inShared func(string) bool) {
 	if dir == ph.ledger.dir {
 		return
 	}
-	ph.shared, ph.inShared = newLedger(dir), inShared
+	ph.shared, ph.inShared = newLedger(dir, ph.ledger.startTime), inShared
 	ph.shared.sweep()
+}
+
+// KeepLedgers has p note the placeholders it makes in a ledger in the
+// state directory state, else ("") in one of this user's in /dev/shm,
+// those made in /tmp or $TMPDIR in the latter, and removes what runs
+// gone before left in them (ledger.go). startTime is the start time of
+// process pid (proc(5), /proc/PID/stat field 22), which tells a run's
+// process from another that has its pid now; warn says, once, a ledger
+// that cannot be written.
+func (p *Protector) KeepLedgers(state string, startTime func(pid int) (uint64, error), warn func(string)) {
+	p.ph = newPlaceholders(ledgerDir(state), startTime, warn)
+	p.ph.shareLedger(ledgerDir(""), p.inShared)
+}
+
+// End removes, at the run's end, the placeholders the run made that are
+// still as wsh made them and that no other run holds, and lets go of its
+// locks (placeholders.end); with inUse (a command of the run may still
+// run) the ledger keeps them for the next run.
+func (p *Protector) End(inUse bool) { p.ph.end(inUse) }
+
+// errnoText is err's errno where it has one (its text names no path),
+// else err.
+func errnoText(err error) error {
+	if errno := syscall.Errno(0); errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }
 
 // ledgerFor is the ledger that notes the placeholder path.
@@ -194,7 +222,7 @@ func (ph *placeholders) lockShared(path string, fi fs.FileInfo) (f *os.File, st 
 	}
 	if err := flockShared(fd); err != nil {
 		f.Close()
-		return nil, nil, false, fmt.Errorf("cannot lock %s, a protected path (%v): another process holds it", path, unwrapErrno(err))
+		return nil, nil, false, fmt.Errorf("cannot lock %s, a protected path (%v): another process holds it", path, errnoText(err))
 	}
 	// Removed under the lock of another run's removal just before this
 	// one got it: not there any more.
@@ -358,7 +386,7 @@ func splitPath(path string) []string {
 // is missing and make says how, and held it where it is there (fi and
 // err are its lstat). It looks again where path changed meanwhile
 // (another run removed its placeholder as this one found it).
-func (p *protector) settle(path string, make placeholder, fi fs.FileInfo, err error) (fs.FileInfo, error) {
+func (p *Protector) settle(path string, make placeholder, fi fs.FileInfo, err error) (fs.FileInfo, error) {
 	for try := 0; try < 3; try++ {
 		if errors.Is(err, fs.ErrNotExist) && make != makeNone {
 			fi, err = p.ph.make(path, make)
