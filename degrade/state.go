@@ -6,8 +6,9 @@ import (
 )
 
 // State is what one Runner learned of the host's jail. It is sticky: once
-// degraded, later commands run unsandboxed without another attempt. It is
-// safe for concurrent use.
+// degraded, later commands run on the rung the Runner stepped down to
+// (StepDown), without another attempt at the full jail. It is safe for
+// concurrent use.
 type State struct {
 	mu      sync.Mutex
 	floor   Rung // the lowest rung accepted, with floored

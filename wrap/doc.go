@@ -18,7 +18,9 @@
 // the next exec handler only where no confinement is in force (opted out
 // with WSH_NO_SANDBOX, or the bottom of the ladder), so your chain goes on
 // there as it would without wsh. With WSH_REQUIRE_SANDBOX a refused
-// command gets exit status 126 and the next handler is not called.
+// command ends the script with exit status 126 and the next handler is
+// not called. docs/embedding.md says the rest: what each option does, and
+// what an option of yours given after them undoes.
 //
 // A program that uses wrap calls jail.Init first in main: the jail's init
 // is that program, re-executed. For a whole shell (wsh's builtins, jobs,

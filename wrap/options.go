@@ -1,12 +1,15 @@
 package wrap
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"wsh/internal/proto"
+
+	"mvdan.cc/sh/v3/interp"
 )
 
 // An Option configures a Wrapper.
@@ -16,6 +19,7 @@ type settings struct {
 	dir         string
 	warn        io.Writer
 	killTimeout time.Duration
+	callHandler interp.CallHandlerFunc
 }
 
 // Dir sets the directory the commands start in, which is writable in the
@@ -45,6 +49,23 @@ func KillTimeout(d time.Duration) Option {
 			return fmt.Errorf("wrap.KillTimeout: %v is negative", d)
 		}
 		s.killTimeout = d
+		return nil
+	}
+}
+
+// CallHandler sets a call handler of the caller's own, which RunnerOptions
+// puts before wsh's in the one call handler an interpreter has
+// (mvdan.cc/sh keeps only the last interp.CallHandler given): it sees
+// every simple command, builtins included, and may change its arguments
+// or stop the script (interp.CallHandlerFunc). Do not give the
+// interpreter an interp.CallHandler of your own after RunnerOptions: the
+// script stops at its first command, saying so.
+func CallHandler(f interp.CallHandlerFunc) Option {
+	return func(s *settings) error {
+		if f == nil {
+			return errors.New("wrap.CallHandler: the handler is nil")
+		}
+		s.callHandler = f
 		return nil
 	}
 }

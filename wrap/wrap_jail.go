@@ -15,7 +15,10 @@ import (
 // A Wrapper is one jail's worth of wsh for an interpreter: its
 // configuration, its ladder, its session. It is safe for concurrent use;
 // close it when its interpreters are done.
-type Wrapper struct{ j *jailer.Jailer }
+type Wrapper struct {
+	j           *jailer.Jailer
+	callHandler interp.CallHandlerFunc
+}
 
 func init() {
 	jailer.OfWrapper = func(w any) *jailer.Jailer { return w.(*Wrapper).j }
@@ -42,24 +45,35 @@ func New(c config.Config, opts ...Option) (*Wrapper, error) {
 		j.Close()
 		return nil, v.JailError()
 	}
-	return &Wrapper{j}, nil
+	return &Wrapper{j, s.callHandler}, nil
 }
 
 // Wrap is the exec middleware, for interp.ExecHandlers: every command
 // that reaches it runs in the jail, and next is called only where no
-// confinement is in force (opted out, or the bottom of the ladder).
+// confinement is in force (opted out, or the bottom of the ladder). A
+// command refused under WSH_REQUIRE_SANDBOX ends the script with status
+// 126. Alone, without RunnerOptions, it confines the commands only: the
+// interpreter's own file access (redirections, globs, test, cd, source)
+// is then on the host, and mvdan.cc/sh opens "$TMPDIR/sh-interp-*"
+// itself, following symlinks, in a TMPDIR commands can write.
 func (w *Wrapper) Wrap(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return w.j.Middleware(next)
 }
 
 // RunnerOptions are everything an interp.New needs to be wsh, after the
-// caller's own options: the exec middleware (Wrap, after the caller's own
-// middlewares given before it), the open, read-dir, stat and access
-// handlers (the shell's own file access, done in the jail), and the
-// environment seen through the jail (it wraps the caller's interp.Env,
-// which must come before).
+// caller's own options (its interp.Env, interp.Dir, interp.StdIO, and the
+// exec middlewares that are to see every command): the open, stat,
+// read-dir and access handlers (the shell's own file access, done in the
+// jail), a wrap of the environment (~user is the jail's; mvdan.cc/sh's
+// FIFOs are made in wsh's directory), the call handler (CallHandler's,
+// then wsh's lookups done in the jail: type or command -v of a path,
+// source's PATH search, pwd -P), and the exec middleware (Wrap). Give
+// each interpreter its own: they keep its state (a script wsh stopped).
+// An interp.Env, interp.CallHandler or file handler of the caller's given
+// after them replaces wsh's: the environment or call handler so replaced
+// stops the script at its first command, saying so.
 func (w *Wrapper) RunnerOptions() []interp.RunnerOption {
-	return append(w.j.RunnerOptions(), interp.ExecHandlers(w.Wrap))
+	return w.j.RunnerOptions(w.callHandler)
 }
 
 // Status is what is in force for the commands.

@@ -62,10 +62,15 @@ func (w *Wrapper) Wrap(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	}
 }
 
-// RunnerOptions are the exec middleware (Wrap): here no handler of the
-// interpreter's own file access is wsh's.
+// RunnerOptions are the call handler (CallHandler's) and the exec
+// middleware (Wrap): here no handler of the interpreter's own file access
+// is wsh's.
 func (w *Wrapper) RunnerOptions() []interp.RunnerOption {
-	return []interp.RunnerOption{interp.ExecHandlers(w.Wrap)}
+	opts := []interp.RunnerOption{interp.ExecHandlers(w.Wrap)}
+	if w.s.callHandler != nil {
+		opts = append(opts, interp.CallHandler(w.s.callHandler))
+	}
+	return opts
 }
 
 // Status is what is in force for the commands.

@@ -86,11 +86,20 @@ func TestWrapMiddleware(t *testing.T) {
 				checkDemo(t, r, "grep ls mkdir", "", "degraded landlock")
 			})
 			t.Run("require", func(t *testing.T) {
+				// The refused command ends the script with 126.
 				r := runWrapdemo(t, u, dir, []string{"WSH_REQUIRE_SANDBOX=1"}, cloneEPERM.arg, `env true; echo "env: $?"; id -u; echo "id: $?"`)
-				if r.status != 0 || r.stdout != "env: 126\nid: 126\n" || strings.Count(r.stderr, "WSH_REQUIRE_SANDBOX is set, so") != 2 {
+				if r.status != 126 || r.stdout != "" || strings.Count(r.stderr, "WSH_REQUIRE_SANDBOX is set, so env does not run; the script stops") != 1 {
 					t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
 				}
-				checkDemo(t, r, "env id", "", "refusing none")
+				checkDemo(t, r, "env", "", "refusing none")
+			})
+			t.Run("require, the shell's own access", func(t *testing.T) {
+				// A test the jail cannot do is no answer: the script
+				// ends at its next command.
+				r := runWrapdemo(t, u, dir, []string{"WSH_REQUIRE_SANDBOX=1"}, cloneEPERM.arg, `[ -e /etc/passwd ] && echo yes || echo no; echo "still running"`)
+				if r.status == 0 || strings.Contains(r.stdout, "still running") || !strings.Contains(r.stderr, "WSH_REQUIRE_SANDBOX is set, so the shell does not open /etc/passwd") {
+					t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				}
 			})
 			t.Run("bottom of the ladder", func(t *testing.T) {
 				// In a wsh jail on the seccomp rung, which refuses the
@@ -111,6 +120,26 @@ func TestWrapMiddleware(t *testing.T) {
 					t.Errorf("status %d\n%s", r.status, r.stderr)
 				}
 			})
+			t.Run("lookups in the jail", func(t *testing.T) {
+				// type and command -v of a path, and source's PATH
+				// search, see what the jail sees: nothing in a hidden
+				// directory.
+				hid := filepath.Join(dir, "secret")
+				mustRun(t, u, dir, nil, "mkdir -p "+hid+" && printf '#!/bin/sh\n' > "+hid+"/tool && chmod +x "+hid+"/tool && echo 'echo sourced' > "+hid+"/lib.sh")
+				script := `command -v ` + hid + `/tool; echo "command: $?"; type ` + hid + `/tool >/dev/null 2>&1; echo "type: $?"; PATH=` + hid + ` . lib.sh 2>/dev/null; echo "source: $?"`
+				r := runWrapdemo(t, u, dir, []string{"WSH_HIDE=" + hid}, "", script)
+				if r.status != 0 || r.stdout != "command: 1\ntype: 1\nsource: 1\n" {
+					t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+				}
+			})
+			for _, misuse := range []struct{ env, what string }{{"WRAPDEMO_ENV_AFTER=1", "environment"}, {"WRAPDEMO_CALL_AFTER=1", "call handler"}} {
+				t.Run(misuse.what+" after wrap's", func(t *testing.T) {
+					r := runWrapdemo(t, u, dir, []string{misuse.env}, "", `env true; echo "ran: $?"`)
+					if r.status == 0 || strings.Contains(r.stdout, "ran") || !strings.Contains(r.stderr, "wsh: the interpreter's "+misuse.what+" was set after wrap's RunnerOptions") {
+						t.Errorf("status %d, stdout %q\n%s", r.status, r.stdout, r.stderr)
+					}
+				})
+			}
 			t.Run("opted out", func(t *testing.T) {
 				r := runWrapdemo(t, u, dir, []string{"WSH_NO_SANDBOX=1"}, "", `env true; echo "env: $?"`)
 				if r.status != 0 || r.stdout != "env: 0\n" || strings.Contains(r.stderr, "warning") {

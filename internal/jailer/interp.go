@@ -104,7 +104,13 @@ func (e *fifoEnviron) Get(name string) expand.Variable {
 }
 
 // Close removes what the Jailer made on the host (its FIFO directory).
+// It does so once; a later Close returns what the first returned.
 func (j *Jailer) Close() error {
+	j.closeOnce.Do(func() { j.closeErr = j.close() })
+	return j.closeErr
+}
+
+func (j *Jailer) close() error {
 	if j.terminals.Any() {
 		// A command still running (a background job, cancelled as the
 		// run ended) could change the settings after they are put back.
@@ -393,12 +399,25 @@ func markEval(args []string) []string {
 // (jailedFiles), else on the host; a file a redirection makes has the
 // script's umask in either case.
 func (j *Jailer) fileOptions() []interp.RunnerOption {
+	h := j.fileHandlers()
+	return []interp.RunnerOption{interp.OpenHandler(h.open), interp.StatHandler(h.stat), interp.ReadDirHandler2(h.readDir), interp.AccessHandler(h.access)}
+}
+
+// handlers are the interpreter's file handlers (fileOptions).
+type handlers struct {
+	open    interp.OpenHandlerFunc
+	stat    interp.StatHandlerFunc
+	readDir interp.ReadDirHandlerFunc2
+	access  interp.AccessHandlerFunc
+}
+
+func (j *Jailer) fileHandlers() handlers {
 	hostOpen := interp.DefaultOpenHandler()
 	hostStat := interp.DefaultStatHandler()
 	hostReadDir := interp.DefaultReadDirHandler2()
 	hostAccess := interp.DefaultAccessHandler()
-	return []interp.RunnerOption{
-		interp.OpenHandler(func(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	return handlers{
+		open: func(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 			// A Run that failed closed opens nothing more: a
 			// redirection comes before its command's call handler.
 			if err := stopped(ctx); err != nil {
@@ -416,8 +435,8 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 				return hostOpen(ctx, path, flag, perm)
 			}
 			return openCreate(ctx, hostOpen, path, flag)
-		}),
-		interp.StatHandler(func(ctx context.Context, path string, follow bool) (fs.FileInfo, error) {
+		},
+		stat: func(ctx context.Context, path string, follow bool) (fs.FileInfo, error) {
 			if j.refusedFiles() {
 				return nil, accessError(ctx, path, j.refusal())
 			}
@@ -425,8 +444,8 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 				return j.stat(ctx, path, follow)
 			}
 			return hostStat(ctx, path, follow)
-		}),
-		interp.ReadDirHandler2(func(ctx context.Context, path string) ([]fs.DirEntry, error) {
+		},
+		readDir: func(ctx context.Context, path string) ([]fs.DirEntry, error) {
 			if j.refusedFiles() {
 				return nil, accessError(ctx, path, j.refusal())
 			}
@@ -434,8 +453,8 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 				return j.readDir(ctx, path)
 			}
 			return hostReadDir(ctx, path)
-		}),
-		interp.AccessHandler(func(ctx context.Context, path string, mode interp.AccessMode) error {
+		},
+		access: func(ctx context.Context, path string, mode interp.AccessMode) error {
 			if j.refusedFiles() {
 				return accessError(ctx, path, j.refusal())
 			}
@@ -443,7 +462,7 @@ func (j *Jailer) fileOptions() []interp.RunnerOption {
 				return j.access(ctx, path, mode)
 			}
 			return hostAccess(ctx, path, mode)
-		}),
+		},
 	}
 }
 

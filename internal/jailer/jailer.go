@@ -111,8 +111,10 @@ type Jailer struct {
 	// for a jail per command.
 	session atomic.Pointer[sessionJail]
 	// closed is set by Close: no session is made after it.
-	closed  atomic.Bool
-	renewMu sync.Mutex // one new session at a time
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error      // the first Close's
+	renewMu   sync.Mutex // one new session at a time
 	// retired are the lower rungs' sessions made anew (renewSession),
 	// whose commands run on until they end; Close ends them.
 	retired   []*sessionJail
@@ -853,13 +855,8 @@ func (j *Jailer) warnOnce() {
 // script's Run ends with it (StartRun): a script that went on would run
 // its builtins and redirections, and could end 0, as if it had done its
 // work.
-// With package wrap's Middleware, whose caller's interpreter has no Run
-// of wsh's to end, the command gets 126 and the script goes on.
+// With package wrap's Middleware the script ends there too, with 126.
 func (j *Jailer) refuse(ctx context.Context, c *command, why string) error {
-	end := "the script stops"
-	if _, ok := ctx.Value(runKey{}).(*runState); !ok {
-		end = "its exit status is 126"
-	}
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; %s\n", why, c.name(), end)
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; the script stops\n", why, c.name())
 	return failClosed(ctx)
 }

@@ -5,7 +5,9 @@
 // given as its argument with a middleware of its own before wrap's (which
 // prints "seen: NAME" for every command) and one after it (which prints
 // "next: NAME" for every command wrap passed on), then prints what is in
-// force ("status: MODE RUNG") and exits with the script's status.
+// force ("status: MODE RUNG") and exits with the script's status. With
+// WRAPDEMO_ENV_AFTER or WRAPDEMO_CALL_AFTER set, it gives the interpreter
+// an interp.Env or interp.CallHandler of its own after wrap's options.
 package main
 
 import (
@@ -68,6 +70,14 @@ func run(args []string) int {
 	}
 	opts = append(opts, w.RunnerOptions()...)
 	opts = append(opts, interp.ExecHandlers(tag("next")))
+	// Misuses a test asks for: the environment, or a call handler, given
+	// after wrap's options, in place of wsh's.
+	if os.Getenv("WRAPDEMO_ENV_AFTER") != "" {
+		opts = append(opts, interp.Env(expand.ListEnviron(os.Environ()...)))
+	}
+	if os.Getenv("WRAPDEMO_CALL_AFTER") != "" {
+		opts = append(opts, interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) { return args, nil }))
+	}
 	r, err := interp.New(opts...)
 	if err != nil {
 		say("%v", err)
