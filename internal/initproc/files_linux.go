@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 )
 
@@ -78,7 +79,7 @@ func filesMain() int {
 		if err == unix.EINTR {
 			continue
 		}
-		closeAll(proto.Rights(oob[:oobn])) // wsh sends none
+		initsys.CloseAll(proto.Rights(oob[:oobn])) // wsh sends none
 		if err != nil || n == 0 {
 			return 0 // wsh closed its end
 		}
