@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/degrade"
+	"wsh/internal/fileserver"
 	"wsh/internal/homekeeper"
 	"wsh/internal/initsys"
 	"wsh/internal/proto"
@@ -34,7 +35,7 @@ func Init() {
 	case proto.ZygoteArg0:
 		os.Exit(sessioninit.ZygoteMain())
 	case proto.FilesArg0:
-		os.Exit(filesMain())
+		os.Exit(fileserver.Main())
 	}
 }
 
