@@ -3,17 +3,18 @@ package initproc
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"wsh/degrade"
+	"wsh/internal/fileserver"
+	"wsh/internal/homekeeper"
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
+	"wsh/internal/sessioninit"
 )
 
 // Init runs the jail init when this process was re-executed as one, and
@@ -30,11 +31,11 @@ func Init() {
 	case proto.ReadbackArg0:
 		os.Exit(readback())
 	case proto.KeeperArg0:
-		os.Exit(keeperMain())
+		os.Exit(homekeeper.Main())
 	case proto.ZygoteArg0:
-		os.Exit(zygoteMain())
+		os.Exit(sessioninit.ZygoteMain())
 	case proto.FilesArg0:
-		os.Exit(filesMain())
+		os.Exit(fileserver.Main())
 	}
 }
 
@@ -46,38 +47,7 @@ func readSpec() (*proto.Spec, error) {
 		return nil, errors.New("jail init: bad argv")
 	}
 	defer unix.Close(proto.SpecFD)
-	return proto.ReadSpec(fdReader(proto.SpecFD))
-}
-
-// fdReader reads a descriptor with read(2).
-type fdReader int
-
-func (fd fdReader) Read(p []byte) (int, error) {
-	n, err := retryEINTR(func() (int, error) { return unix.Read(int(fd), p) })
-	switch {
-	case err != nil:
-		return 0, os.NewSyscallError("read", err)
-	case n == 0 && len(p) > 0:
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-// inInitialUserNamespace reports whether this process is in the initial
-// user namespace, whose uid map is the whole range (user_namespaces(7)).
-// wsh's jail maps exactly one uid.
-func inInitialUserNamespace() bool {
-	fd, err := unix.Open("/proc/self/uid_map", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return true // cannot tell: refuse
-	}
-	defer unix.Close(fd)
-	b, err := io.ReadAll(io.LimitReader(fdReader(fd), 4096))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b))
-	return len(f) != 3 || f[2] != "1"
+	return proto.ReadSpec(initsys.FDReader(proto.SpecFD))
 }
 
 // SetupSteps returns the setup steps in the order the jail init runs them.
@@ -99,12 +69,12 @@ func initMain() int {
 	sigs := make(chan os.Signal, 8)
 	notified := make(chan struct{})
 	go func() {
-		signal.Notify(sigs, forwardedSignals()...)
+		signal.Notify(sigs, initsys.ForwardedSignals()...)
 		// The target may signal its own PID 1; the other signals are
 		// caught and dropped, so they neither crash the init (Go dumps
 		// its stacks on SIGABRT) nor stop the reaping. Caught, not
 		// ignored: an ignored signal would stay ignored in the target.
-		signal.Notify(make(chan os.Signal, 1), dropped...)
+		signal.Notify(make(chan os.Signal, 1), initsys.DroppedSignals...)
 		close(notified)
 	}()
 	// Capabilities and no_new_privs are per thread (capabilities(7): "each
@@ -118,7 +88,7 @@ func initMain() int {
 	if err == nil && os.Getpid() != 1 {
 		err = errors.New("jail init: not PID 1 of a new PID namespace")
 	}
-	if err == nil && inInitialUserNamespace() {
+	if err == nil && initsys.InInitialUserNamespace() {
 		// Setup in the host's user namespace would act on the host's
 		// mounts (run as root under unshare -p, say).
 		err = errors.New("jail init: in the host's user namespace")
@@ -130,12 +100,12 @@ func initMain() int {
 	}
 	st, step, err := setup(spec)
 	if err != nil {
-		writeReport(step, err)
+		initsys.WriteReport(step, err)
 		return proto.ReservedStatus
 	}
 	<-notified
 	if spec.Session {
-		return serve(st, sigs)
+		return sessioninit.Serve(st, sigs)
 	}
 	return reap(spec, sigs)
 }
@@ -152,21 +122,21 @@ func lowerMain(spec *proto.Spec) int {
 		if err := s.run(st); err != nil {
 			var le *listenerError
 			if errors.As(err, &le) {
-				writeReport(degrade.StepListener, le.errno)
+				initsys.WriteReport(degrade.StepListener, le.errno)
 				return proto.ReservedStatus
 			}
-			writeReport(s.id, err)
+			initsys.WriteReport(s.id, err)
 			return proto.ReservedStatus
 		}
 	}
 	if spec.Session {
-		return execZygote(st.listener)
+		return sessioninit.ExecZygote(st.listener)
 	}
 	// The sentinel is close-on-exec: the parent reads EOF once the exec
 	// is done, which is the target started.
 	setUmask(spec)
 	err := unix.Exec(spec.Path, spec.Args, spec.Env)
-	writeReport(degrade.StepExec, err)
+	initsys.WriteReport(degrade.StepExec, err)
 	return proto.ReservedStatus
 }
 
@@ -258,29 +228,11 @@ func checkParent(*setupState) error {
 		return os.NewSyscallError("prctl(PR_SET_PDEATHSIG)", err)
 	}
 	fds := []unix.PollFd{{Fd: proto.ReportFD, Events: unix.POLLOUT}}
-	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, 0) }); err != nil {
+	if _, err := initsys.RetryEINTR(func() (int, error) { return unix.Poll(fds, 0) }); err != nil {
 		return os.NewSyscallError("poll", err)
 	}
 	if fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
 		os.Exit(proto.ReservedStatus) // nobody is left to read a report
 	}
 	return nil
-}
-
-func writeReport(step degrade.Step, err error) {
-	var errno syscall.Errno
-	if !errors.As(err, &errno) || errno == 0 {
-		errno = syscall.EIO // bug: every step returns an errno
-	}
-	b := proto.EncodeReport(degrade.Report{Step: step, Errno: errno})
-	unix.Write(proto.ReportFD, b[:])
-}
-
-func retryEINTR(f func() (int, error)) (int, error) {
-	for {
-		n, err := f()
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
 }

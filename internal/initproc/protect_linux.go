@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 )
 
@@ -23,7 +24,7 @@ import (
 func protect(st *setupState) error {
 	if st.spec.ProtectLater {
 		// The parent found them while this init started.
-		pins, paths, aborted, err := proto.ReadProtection(fdReader(proto.ProtectFD))
+		pins, paths, aborted, err := proto.ReadProtection(initsys.FDReader(proto.ProtectFD))
 		unix.Close(proto.ProtectFD)
 		if err != nil {
 			return err
@@ -69,7 +70,7 @@ func awaitProtection(st *setupState) error {
 	if !st.spec.ProtectLater {
 		return nil
 	}
-	_, _, aborted, err := proto.ReadProtection(fdReader(proto.ProtectFD))
+	_, _, aborted, err := proto.ReadProtection(initsys.FDReader(proto.ProtectFD))
 	unix.Close(proto.ProtectFD)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package initproc
 
 import (
-	"errors"
 	"os"
 	"runtime"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/internal/proto"
+	"wsh/internal/sessioninit"
 )
 
 // A protector binds read-only, in the live jail of a session, the
@@ -221,6 +221,11 @@ func cleanPath(path string) string {
 	return "/" + strings.Join(out, "/")
 }
 
-// errNoProtector is a Protect sent to an init that has no protector (a
-// lower rung's zygote).
-var errNoProtector = errors.New("protect: no protector in this init")
+// Protect has the session's protector bind pins and paths
+// (sessioninit.Jail).
+func (st *setupState) Protect(pins, paths []proto.PathID) error {
+	if st.protector == nil {
+		return sessioninit.ErrNoProtector
+	}
+	return st.protector.protect(pins, paths)
+}

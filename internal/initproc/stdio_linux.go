@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 )
 
@@ -36,7 +37,7 @@ func reopenStdio(st *setupState) error {
 }
 
 func (s *setupState) reopenStream(fd int) error {
-	nfd, err := s.reopened(fd)
+	nfd, err := s.Reopened(fd)
 	if err != nil || nfd == fd {
 		return err
 	}
@@ -44,11 +45,11 @@ func (s *setupState) reopenStream(fd int) error {
 	return os.NewSyscallError("dup3", unix.Dup3(nfd, fd, 0))
 }
 
-// reopened returns the descriptor the target is to get for the stream fd:
+// Reopened returns the descriptor the target is to get for the stream fd:
 // fd itself (closed, a pipe, a socket, a terminal, a file open for writing
 // only), or a new one (close-on-exec, for the caller to close), opened
 // again by its path in the jail, the same file, offset kept.
-func (s *setupState) reopened(fd int) (int, error) {
+func (s *setupState) Reopened(fd int) (int, error) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return fd, nil // closed
@@ -93,7 +94,7 @@ func (s *setupState) reopened(fd int) (int, error) {
 		// process's own descriptor of the stream) would open the stream
 		// again through another view, the same file, and pass the check
 		// below.
-		fd, err := openNoSymlinks(p, flags|unix.O_NONBLOCK)
+		fd, err := initsys.OpenNoSymlinks(p, flags|unix.O_NONBLOCK)
 		if err != nil {
 			continue
 		}
@@ -121,47 +122,6 @@ func (s *setupState) reopened(fd int) (int, error) {
 		}
 	}
 	return nfd, nil
-}
-
-// openNoSymlinks opens the absolute path with flags, following no
-// symlink on the way (ELOOP), with openat(2) one component at a time: a
-// session's init has its filter by then, which refuses openat2 (ENOSYS),
-// and so RESOLVE_NO_SYMLINKS.
-func openNoSymlinks(path string, flags int) (int, error) {
-	if !strings.HasPrefix(path, "/") {
-		return -1, unix.EINVAL
-	}
-	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	rel := strings.Trim(path, "/")
-	if rel == "" {
-		// "/" itself.
-		fd, err := unix.Openat(dir, ".", flags|unix.O_CLOEXEC, 0)
-		unix.Close(dir)
-		return fd, err
-	}
-	parts := strings.Split(rel, "/")
-	for i, c := range parts {
-		if c == "" || c == "." || c == ".." {
-			unix.Close(dir)
-			return -1, unix.EINVAL
-		}
-		if i == len(parts)-1 {
-			fd, err := unix.Openat(dir, c, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			unix.Close(dir)
-			return fd, err
-		}
-		next, err := unix.Openat(dir, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(dir)
-		if err != nil {
-			return -1, err
-		}
-		dir = next
-	}
-	unix.Close(dir)
-	return -1, unix.EINVAL // not reached: the loop returns at the last component
 }
 
 func isTerminal(fd int) bool {

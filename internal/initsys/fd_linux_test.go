@@ -1,4 +1,4 @@
-package initproc
+package initsys
 
 import (
 	"errors"
@@ -23,12 +23,12 @@ func TestOpenNoSymlinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a", "x", "f"), []byte("ok"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := openNoSymlinks(filepath.Join(dir, "a", "x", "f"), unix.O_RDONLY)
+	fd, err := OpenNoSymlinks(filepath.Join(dir, "a", "x", "f"), unix.O_RDONLY)
 	if err != nil {
 		t.Fatalf("a plain path: %v", err)
 	}
 	unix.Close(fd)
-	if fd, err := openNoSymlinks("/", unix.O_RDONLY|unix.O_DIRECTORY); err != nil {
+	if fd, err := OpenNoSymlinks("/", unix.O_RDONLY|unix.O_DIRECTORY); err != nil {
 		t.Errorf("/: %v", err)
 	} else {
 		unix.Close(fd)
@@ -47,7 +47,7 @@ func TestOpenNoSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range []string{filepath.Join(link, "x", "f"), filepath.Join(link, "x"), link} {
-			fd, err := openNoSymlinks(p, unix.O_RDONLY)
+			fd, err := OpenNoSymlinks(p, unix.O_RDONLY)
 			if err == nil {
 				unix.Close(fd)
 			}
@@ -57,7 +57,7 @@ func TestOpenNoSymlinks(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"relative", dir + "/a/../a/x/f", dir + "/./a"} {
-		if fd, err := openNoSymlinks(p, unix.O_RDONLY); err == nil {
+		if fd, err := OpenNoSymlinks(p, unix.O_RDONLY); err == nil {
 			unix.Close(fd)
 			t.Errorf("%s was opened", p)
 		}

@@ -1,4 +1,4 @@
-package initproc
+package homekeeper
 
 import (
 	"encoding/binary"
@@ -13,11 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/degrade"
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 	"wsh/internal/resolve"
 )
 
-// keeperMain runs the keeper of a copy-on-write home: in a user and mount
+// Main runs the keeper of a copy-on-write home: in a user and mount
 // namespace of its own (the only ones it needs to mount an overlay), it
 // takes the home's locks, mounts the overlay once, detached, and then
 // answers every wsh of the same user on its socket with a clone of that
@@ -27,16 +28,16 @@ import (
 // by two overlay mounts at once (the result is undefined). Every jail of
 // the user, of every wsh, gets a clone of the keeper's mount instead: one
 // overlay, one superblock, many mounts of it, as bind mounts are.
-func keeperMain() int {
+func Main() int {
 	s, err := readKeeperSpec()
-	if err == nil && inInitialUserNamespace() && os.Getuid() != 0 {
+	if err == nil && initsys.InInitialUserNamespace() && os.Getuid() != 0 {
 		// Only root's keeper runs in the host's user namespace (where a
 		// mount beneath the home is not locked; see startKeeper).
 		err = errors.New("home keeper: in the host's user namespace")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wsh:", err)
-		writeReport(degrade.StepKeeperMount, syscall.EINVAL)
+		initsys.WriteReport(degrade.StepKeeperMount, syscall.EINVAL)
 		return proto.ReservedStatus
 	}
 	// Hold no directory of the host busy. Not dumpable: an unprivileged
@@ -47,7 +48,7 @@ func keeperMain() int {
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	k, step, err := keep(s)
 	if err != nil {
-		writeReport(step, err)
+		initsys.WriteReport(step, err)
 		return proto.ReservedStatus
 	}
 	unix.Close(proto.ReportFD) // ready: the parent reads EOF
@@ -60,7 +61,7 @@ func readKeeperSpec() (*proto.KeeperSpec, error) {
 		return nil, errors.New("home keeper: bad argv")
 	}
 	defer unix.Close(proto.SpecFD)
-	return proto.ReadKeeperSpec(fdReader(proto.SpecFD))
+	return proto.ReadKeeperSpec(initsys.FDReader(proto.SpecFD))
 }
 
 // A keeper holds the home's mount and its listening socket.
@@ -266,7 +267,7 @@ func mountOverlay(s *proto.KeeperSpec) (int, error) {
 	if err := overlayLayers(fsfd, layers); err != nil {
 		return -1, err
 	}
-	if !inInitialUserNamespace() {
+	if !initsys.InInitialUserNamespace() {
 		if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
 			return -1, os.NewSyscallError("fsconfig(userxattr)", err)
 		}

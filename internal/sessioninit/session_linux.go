@@ -1,4 +1,4 @@
-package initproc
+package sessioninit
 
 import (
 	"bytes"
@@ -16,8 +16,25 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/degrade"
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 )
+
+// A Jail is what a session's init asks of the setup of its jail (nil on
+// a rung without namespaces, which has neither).
+type Jail interface {
+	// Reopened is the descriptor a command is to get for the stream fd,
+	// as the jail shows it: fd itself, or a new one for the caller to
+	// close.
+	Reopened(fd int) (int, error)
+	// Protect binds pins and paths read-only in the live jail, on the
+	// protector's thread.
+	Protect(pins, paths []proto.PathID) error
+}
+
+// ErrNoProtector is a Protect sent to an init that has no protector (a
+// lower rung's zygote).
+var ErrNoProtector = errors.New("protect: no protector in this init")
 
 // A server is the init of a session: PID 1 of the jail, set up once,
 // forking each command wsh sends on proto.SessionFD inside the jail. Every
@@ -26,8 +43,8 @@ import (
 // forks), runs in a process group of its own, and is reaped here, with
 // whatever it left behind.
 type server struct {
-	st *setupState // what the setup left: the streams are reopened with it
-	fd int
+	jail Jail // what the setup left: the streams are reopened with it
+	fd   int
 	// lower: a zygote of a rung without namespaces (serveLower), in the
 	// host's PID namespace, the subreaper of what its commands leave.
 	lower bool
@@ -44,23 +61,23 @@ type server struct {
 	forked chan struct{} // a fork since reap last found no child
 }
 
-// serve runs the session until wsh closes its end of the channel (or
+// Serve runs the session until wsh closes its end of the channel (or
 // dies, which closes it): then every process of the jail is killed and
 // reaped. A signal the init takes (SIGINT, SIGTERM, SIGHUP, SIGQUIT: from
 // the host, or from a command, since PID 1 has handlers for them) is
 // passed on to every command running, as a command's own init passes it
 // on to its target; a command gains nothing by it that kill(-1) does not
 // give it.
-func serve(st *setupState, sigs <-chan os.Signal) int {
-	s := newServer(st, false)
+func Serve(jail Jail, sigs <-chan os.Signal) int {
+	s := newServer(jail, false)
 	s.serve(sigs)
 	unix.Kill(-1, unix.SIGKILL)
-	reapAll()
+	initsys.ReapAll()
 	return 0
 }
 
-func newServer(st *setupState, lower bool) *server {
-	return &server{st: st, fd: proto.SessionFD, lower: lower, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
+func newServer(jail Jail, lower bool) *server {
+	return &server{jail: jail, fd: proto.SessionFD, lower: lower, byID: map[uint64]int{}, ids: map[int]uint64{}, forked: make(chan struct{}, 1)}
 }
 
 // serve takes commands until wsh closes its end of the channel.
@@ -114,19 +131,19 @@ func (s *server) loop() {
 		fds := proto.Rights(oob[:oobn])
 		m, err := proto.DecodeSessionMsg(buf[:n])
 		if err != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
-			closeAll(fds)
+			initsys.CloseAll(fds)
 			return // not a message wsh sends: end the session
 		}
 		switch m.Kind {
 		case proto.MsgRun:
 			s.run(m.ID, fds)
 		case proto.MsgSignal:
-			closeAll(fds)
+			initsys.CloseAll(fds)
 			s.signal(m)
 		case proto.MsgProtect:
 			s.protect(m.ID, fds)
 		default:
-			closeAll(fds)
+			initsys.CloseAll(fds)
 			return
 		}
 	}
@@ -143,7 +160,7 @@ func (s *server) loop() {
 // does (no magic link: here no symlink at all), by the init itself, and
 // the child inherits it.
 func (s *server) run(id uint64, fds []int) {
-	defer func() { closeAll(fds) }()
+	defer func() { initsys.CloseAll(fds) }()
 	var r *proto.SessionRun
 	err := error(unix.EINVAL)
 	if len(fds) == 4 {
@@ -166,7 +183,7 @@ func (s *server) run(id uint64, fds []int) {
 			stdio[i] = uintptr(fds[i])
 			continue
 		}
-		nfd, err := s.st.reopened(fds[i])
+		nfd, err := s.jail.Reopened(fds[i])
 		if err != nil {
 			s.failed(id, degrade.StepStdio, err)
 			return
@@ -224,7 +241,7 @@ func (s *server) run(id uint64, fds []int) {
 // fds[0] (proto.EncodeProtection's pins and paths), on the protector's
 // thread, and answers Protected, or Failed with StepProtect and the errno.
 func (s *server) protect(id uint64, fds []int) {
-	defer closeAll(fds)
+	defer initsys.CloseAll(fds)
 	var pins, paths []proto.PathID
 	err := error(unix.EINVAL)
 	if len(fds) == 1 {
@@ -237,11 +254,11 @@ func (s *server) protect(id uint64, fds []int) {
 			err = unix.EINVAL
 		}
 	}
-	if err == nil && (s.st == nil || s.st.protector == nil) {
-		err = errNoProtector
+	if err == nil && s.jail == nil {
+		err = ErrNoProtector
 	}
 	if err == nil {
-		err = s.st.protector.protect(pins, paths)
+		err = s.jail.Protect(pins, paths)
 	}
 	if err != nil {
 		s.failed(id, degrade.StepProtect, err)
@@ -259,7 +276,7 @@ func (s *server) openDir(dir string) (int, error) {
 	if s.lower {
 		return unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}
-	return openNoSymlinks(dir, unix.O_PATH|unix.O_DIRECTORY)
+	return initsys.OpenNoSymlinks(dir, unix.O_PATH|unix.O_DIRECTORY)
 }
 
 // gcEvery is how many messages the loop takes between two collections.
@@ -427,7 +444,7 @@ func parentOf(pid int) (int, string, bool) {
 func (s *server) untrace(id uint64, pid, pidfd int) {
 	defer unix.Close(pidfd)
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	if _, err := retryEINTR(func() (int, error) { return unix.Poll(fds, -1) }); err != nil {
+	if _, err := initsys.RetryEINTR(func() (int, error) { return unix.Poll(fds, -1) }); err != nil {
 		return
 	}
 	for {
@@ -568,11 +585,5 @@ func (s *server) send(m proto.SessionMsg) error {
 		if err != unix.EINTR {
 			return err
 		}
-	}
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
 	}
 }

@@ -1,4 +1,4 @@
-package initproc
+package sessioninit
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wsh/degrade"
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 	"wsh/internal/sweep"
 )
@@ -35,21 +36,21 @@ import (
 // no command can leave either: every process of it is the zygote's or a
 // command's, whatever became of its parent (package sweep).
 
-// execZygote execs the zygote, keeping the channel, the sentinel and the
+// ExecZygote execs the zygote, keeping the channel, the sentinel and the
 // filter's listener, whose number is the zygote's argument.
-func execZygote(listener int) int {
+func ExecZygote(listener int) int {
 	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			writeReport(degrade.StepExec, os.NewSyscallError("fcntl", err))
+			initsys.WriteReport(degrade.StepExec, os.NewSyscallError("fcntl", err))
 			return proto.ReservedStatus
 		}
 	}
 	err := unix.Exec("/proc/self/exe", []string{proto.ZygoteArg0, strconv.Itoa(listener)}, []string{})
-	writeReport(degrade.StepExec, err)
+	initsys.WriteReport(degrade.StepExec, err)
 	return proto.ReservedStatus
 }
 
-// zygoteMain serves a lower rung's session. It is non-dumpable (the exec
+// ZygoteMain serves a lower rung's session. It is non-dumpable (the exec
 // made it dumpable again), so that no command, of its uid, can open its
 // channel through /proc, take it with pidfd_getfd or read its memory; it
 // is the subreaper of its commands, so that what a command leaves becomes
@@ -61,11 +62,11 @@ func execZygote(listener int) int {
 // a command leaves to the subreaper's first live thread, the main one,
 // so the fork thread's children are the zygote's forks, and the commands'
 // own clone(CLONE_PARENT) children, which the filter refuses (answer).
-func zygoteMain() int {
+func ZygoteMain() int {
 	runtime.LockOSThread() // the main thread's, for good: no fork runs on it
 	for _, opt := range [][2]uintptr{{unix.PR_SET_DUMPABLE, 0}, {unix.PR_SET_CHILD_SUBREAPER, 1}, {unix.PR_SET_PDEATHSIG, 0}} {
 		if err := unix.Prctl(int(opt[0]), opt[1], 0, 0, 0); err != nil {
-			writeReport(degrade.StepExec, os.NewSyscallError("prctl", err))
+			initsys.WriteReport(degrade.StepExec, os.NewSyscallError("prctl", err))
 			return proto.ReservedStatus
 		}
 	}
@@ -75,19 +76,19 @@ func zygoteMain() int {
 	}
 	var st unix.Stat_t
 	if listener < 3 || unix.Fstat(listener, &st) != nil {
-		writeReport(degrade.StepListener, unix.EBADF)
+		initsys.WriteReport(degrade.StepListener, unix.EBADF)
 		return proto.ReservedStatus
 	}
 	for _, fd := range []int{proto.SessionFD, proto.ReportFD, listener} {
 		unix.CloseOnExec(fd)
 	}
 	if unix.Gettid() != unix.Getpid() {
-		writeReport(degrade.StepExec, unix.EDEADLK) // bug: main runs on the main thread
+		initsys.WriteReport(degrade.StepExec, unix.EDEADLK) // bug: main runs on the main thread
 		return proto.ReservedStatus
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwardedSignals()...)
-	signal.Notify(make(chan os.Signal, 1), dropped...)
+	signal.Notify(sigs, initsys.ForwardedSignals()...)
+	signal.Notify(make(chan os.Signal, 1), initsys.DroppedSignals...)
 	s := newServer(nil, true)
 	forkTid := make(chan int)
 	done := make(chan struct{})
@@ -103,7 +104,7 @@ func zygoteMain() int {
 	}()
 	tid := <-forkTid
 	if tid == unix.Getpid() {
-		writeReport(degrade.StepExec, unix.EDEADLK) // bug: the main thread is locked
+		initsys.WriteReport(degrade.StepExec, unix.EDEADLK) // bug: the main thread is locked
 		return proto.ReservedStatus
 	}
 	go s.answer(listener, tid)
@@ -163,7 +164,7 @@ const pfForkNoExec = 0x40
 // mayJoin says that req is the zygote's own fork making its process group:
 // setpgid(0, 0), while a fork runs, from a child of the fork thread that
 // has not exec'd. Such a child is the fork's: the fork thread makes no
-// other; what a command leaves goes to the main thread (zygoteMain); a
+// other; what a command leaves goes to the main thread (ZygoteMain); a
 // command's clone(CLONE_PARENT), which would give the fork thread a child
 // of the command's, is refused by the filter. The pid is read through
 // /proc, then the notification is checked to still wait: the caller was

@@ -1,4 +1,4 @@
-package initproc
+package fileserver
 
 import (
 	"errors"
@@ -12,10 +12,23 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 )
 
-// filesMain serves the shell's own file access (proto.FilesArg0): it is a
+// init names the file server in ps, from the main thread: Go runs every
+// package's init there, before main.main (see inside).
+func init() {
+	// Named in ps as what it is (exec'd as /proc/self/exe, it is "exe").
+	// PR_SET_NAME names the calling thread, and /proc/PID/comm is the
+	// main thread's: a package's init runs on it, main.main need not.
+	if len(os.Args) > 0 && os.Args[0] == proto.FilesArg0 {
+		name, _ := unix.BytePtrFromString(proto.FilesArg0)
+		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
+	}
+}
+
+// Main serves the shell's own file access (proto.FilesArg0): it is a
 // command of the jail, forked and exec'd as every other, so what it opens,
 // lists, stats and checks is what a command would, under the jail's
 // mounts, /proc, Landlock domain, filter and credentials. Its standard
@@ -28,17 +41,7 @@ import (
 // passes on to every command (an interrupt is the shell's to take); its
 // umask is 0 (the mode a request gives has the script's umask applied).
 // It ends when wsh closes its end of the channel.
-func init() {
-	// Named in ps as what it is (exec'd as /proc/self/exe, it is "exe").
-	// PR_SET_NAME names the calling thread, and /proc/PID/comm is the
-	// main thread's: a package's init runs on it, main.main need not.
-	if len(os.Args) > 0 && os.Args[0] == proto.FilesArg0 {
-		name, _ := unix.BytePtrFromString(proto.FilesArg0)
-		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
-	}
-}
-
-func filesMain() int {
+func Main() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 1
 	}
@@ -78,7 +81,7 @@ func filesMain() int {
 		if err == unix.EINTR {
 			continue
 		}
-		closeAll(proto.Rights(oob[:oobn])) // wsh sends none
+		initsys.CloseAll(proto.Rights(oob[:oobn])) // wsh sends none
 		if err != nil || n == 0 {
 			return 0 // wsh closed its end
 		}

@@ -1,4 +1,4 @@
-package initproc
+package homekeeper
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/initsys"
 	"wsh/internal/proto"
 	"wsh/internal/resolve"
 )
@@ -50,7 +51,7 @@ func (k *keeper) mountCaches(mfd int) (sharedClone, error) {
 		c.close()
 		return none, err
 	}
-	defer closeAll(own)
+	defer initsys.CloseAll(own)
 	mounted := false
 	for _, rel := range k.spec.Caches {
 		done, err := mountCache(c.mount, mfd, rel)
@@ -82,13 +83,13 @@ func ownTrees(mfd int, rels []string) ([]int, error) {
 	for _, rel := range rels {
 		dir, err := makeDirBeneath(mfd, rel)
 		if err != nil {
-			closeAll(out)
+			initsys.CloseAll(out)
 			return nil, &os.PathError{Op: "make the project's own place", Path: rel, Err: err}
 		}
 		tree, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 		unix.Close(dir)
 		if err != nil {
-			closeAll(out)
+			initsys.CloseAll(out)
 			return nil, &os.PathError{Op: "open_tree", Path: rel, Err: err}
 		}
 		out = append(out, tree)
