@@ -165,7 +165,10 @@ if os.fork() == 0:
         pass
     os.execvp("sleep", ["sleep", sys.argv[1]])
 ' %s
-for t in %s %s %s; do pgrep -x -f "sleep $t" >/dev/null && echo "$t runs" || echo "$t gone"; done`, job, inGroup, escaped, job, inGroup, escaped)
+i=0; while ! pgrep -x -f "sleep %s" >/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+for t in %s %s %s; do pgrep -x -f "sleep $t" >/dev/null && echo "$t runs" || echo "$t gone"; done`, job, inGroup, escaped, job, job, inGroup, escaped)
+					// The background job starts on its own: the script waits
+					// (bounded) for it to run before it looks.
 					r := runHostile(t, u, workDir(t, u), []string{"WSH_JAIL=" + mode}, rung.mode, script)
 					want := fmt.Sprintf("%s runs\n%s gone\n%s gone\n", job, inGroup, escaped)
 					if r.status != 0 || r.stdout != want {
