@@ -20,6 +20,7 @@ import (
 	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/streams"
+	"wsh/internal/umask"
 )
 
 // The shell's own file access (the interpreter's open, read-dir, stat and
@@ -89,7 +90,7 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 	}
 	var mode uint32
 	if flag&os.O_CREATE != 0 {
-		m, err := scriptUmask(interp.HandlerCtx(ctx))
+		m, err := umask.Shell(interp.HandlerCtx(ctx))
 		if err != nil {
 			return nil, shellError(name, err)
 		}

@@ -26,6 +26,7 @@ import (
 	"wsh/internal/job"
 	"wsh/internal/proto"
 	"wsh/internal/streams"
+	"wsh/internal/umask"
 )
 
 // NewInterp makes an interp.Runner whose commands go through this Jailer:
@@ -328,7 +329,7 @@ func lookupEnvOK(environ []string, key string) (string, bool) {
 // more; eval'd code that starts jobs is marked (markEval); the caller's
 // handler, if any, comes next (not for job.Mark's own calls); and a call
 // of one of wsh's builtins is renamed to reach the exec handler
-// (renameBuiltin).
+// (builtins.Set.Rename).
 func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 	if err := stopped(ctx); err != nil {
 		return nil, err
@@ -343,7 +344,7 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	return j.renameBuiltin(hc, args), nil
+	return j.builtins.Rename(hc, args), nil
 }
 
 // openCreate opens a redirection's file that may be made: one it makes
@@ -351,15 +352,15 @@ func (j *Jailer) call(ctx context.Context, args []string) ([]string, error) {
 // 0644). The process's umask is not changed for it: an open can wait (a
 // FIFO's, for its reader) for ever, and another shell's commands must not
 // start with this shell's mask meanwhile. The file is made with O_EXCL
-// under umaskMu, so that the process's own umask is in force (no fork of
+// under umask.Hold, so that the process's own umask is in force (no fork of
 // another shell's has it changed), and given the script's mode after; a
 // file that exists is opened as it is, without the lock.
 func openCreate(ctx context.Context, open interp.OpenHandlerFunc, path string, flag int) (io.ReadWriteCloser, error) {
-	umaskMu.Lock()
-	f, err := open(ctx, path, flag|os.O_EXCL, 0o666)
-	umaskMu.Unlock()
+	var f io.ReadWriteCloser
+	var err error
+	umask.Hold(func() { f, err = open(ctx, path, flag|os.O_EXCL, 0o666) })
 	if err == nil {
-		if m, ok := setUmask(interp.HandlerCtx(ctx)); ok {
+		if m, ok := umask.Script(interp.HandlerCtx(ctx)); ok {
 			if ch, ok := f.(interface{ Chmod(os.FileMode) error }); ok {
 				ch.Chmod(os.FileMode(0o666 &^ m))
 			}

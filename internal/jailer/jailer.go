@@ -24,6 +24,7 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
+	"wsh/internal/builtins"
 	"wsh/internal/gitmediate"
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
@@ -33,6 +34,7 @@ import (
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 	"wsh/internal/streams"
+	"wsh/internal/umask"
 )
 
 // A Jailer runs external commands for an interp.Runner: in the jail, or
@@ -131,7 +133,8 @@ type Jailer struct {
 	// when it failed for another reason than a refusal.
 	startFailure *degrade.Verdict
 	running      runningSet // the external commands running (Interrupt, kill)
-	jobs         jobTable   // the background jobs of the Jailer's scripts
+
+	builtins *builtins.Set // wsh's builtins, and the background jobs of the Jailer's scripts
 }
 
 // StartFailure returns the verdict of the jail NewJailer made, when it
@@ -193,6 +196,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		w, worktreeNote = addLinkedCommon(real[dir], w, environ)
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
+	j.builtins = j.newBuiltins()
 	// Until a jail's init hands it a listener, the proxy holds nothing.
 	if j.proxy, err = newProxy(cfg, warn); err != nil {
 		return nil, err
@@ -370,7 +374,7 @@ func (j *Jailer) exec(ctx context.Context, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err, ok := j.runBuiltin(ctx, args); ok {
+	if err, ok := j.builtins.Run(ctx, args); ok {
 		return err
 	}
 	return j.external(ctx, args)
@@ -391,21 +395,21 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 			return fi, err
 		}
 	}
-	path, err := lookPath(hc.Dir, hc.Env, args[0], nil, stat)
+	path, err := builtins.LookPath(hc.Dir, hc.Env, args[0], nil, stat)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err() // cancelled while the jail looked it up: not a lookup's answer
-	case err != nil && j.jobs.killed(hc) != 0:
+	case err != nil && j.builtins.Killed(hc) != 0:
 		// kill %N came while the jail looked it up.
-		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(j.jobs.killed(hc)))})
+		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(j.builtins.Killed(hc)))})
 	case failed != nil:
 		fmt.Fprintf(hc.Stderr, "wsh: %s: %v; the script stops\n", args[0], unwrapPathErr(failed))
 		return failClosed(ctx)
 	}
 	if err != nil {
-		le := err.(*lookupError)
-		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.msg)
-		return interp.ExitStatus(le.status)
+		le := err.(*builtins.LookupError)
+		fmt.Fprintf(hc.Stderr, "wsh: %s\n", le.Msg)
+		return interp.ExitStatus(le.Status)
 	}
 	c := &command{hc: hc, path: path, args: args, env: execEnv(hc.Env)}
 	if rs, ok := ctx.Value(runKey{}).(*runState); ok {
@@ -413,7 +417,7 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	}
 	c.rc = j.running.start(c)
 	defer j.commandEnded(c.rc)
-	if sig := j.jobs.killed(hc); sig != 0 {
+	if sig := j.builtins.Killed(hc); sig != 0 {
 		// kill %N came after the call handler's look and before this
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
@@ -730,8 +734,8 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	req.Signals = c.signals()
 	// Always given: the init, cloned from wsh, would otherwise take the
 	// process's umask as it is at the clone, which another shell's
-	// redirection may have changed for a moment (withUmask).
-	m, err := scriptUmask(c.hc)
+	// redirection may have changed for a moment (umask.With).
+	m, err := umask.Shell(c.hc)
 	if err != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
 		return interp.ExitStatus(126)

@@ -15,6 +15,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/internal/proto"
+	"wsh/internal/umask"
 )
 
 // notExecutable handles an exec of the target that failed: in the jail, or
@@ -50,7 +51,7 @@ func (j *Jailer) plain(ctx context.Context, c *command) error {
 	}
 	cmd := j.plainCmd(ctx, c)
 	start := func() (err error) {
-		withUmask(c.hc, func() { err = cmd.Start() }) // the child's umask is the script's
+		umask.With(c.hc, func() { err = cmd.Start() }) // the child's umask is the script's
 		return err
 	}
 	err := start()

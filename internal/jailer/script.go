@@ -17,6 +17,7 @@ import (
 
 	"wsh/internal/job"
 	"wsh/internal/proto"
+	"wsh/internal/umask"
 	"wsh/internal/unsupported"
 )
 
@@ -46,8 +47,8 @@ func (j *Jailer) runScript(ctx context.Context, c *command) error {
 	if c.rc != nil && c.rc.job != "" {
 		own = []string{job.BackgroundVar + "=", job.JobVar + "=" + c.rc.job} // the job's own commands
 	}
-	if m, ok := setUmask(c.hc); ok {
-		own = append(own, fmt.Sprintf("%s=%04o", umaskVar, m)) // the script's umask
+	if m, ok := umask.Script(c.hc); ok {
+		own = append(own, fmt.Sprintf("%s=%04o", umask.Var, m)) // the script's umask
 	}
 	r, err := j.newInterp(c.env, own, append([]string{"--"}, c.args[1:]...),
 		interp.Dir(c.hc.Dir),

@@ -21,6 +21,7 @@ import (
 	"wsh/internal/launch"
 	"wsh/internal/protect"
 	"wsh/internal/proto"
+	"wsh/internal/umask"
 )
 
 // A sessionJail is the Runner's one jail (WSH_JAIL=session): made once,
@@ -288,7 +289,7 @@ func (j *Jailer) sessionRun(ctx context.Context, c *command, dir string) (out de
 		return out, nil, false
 	}
 	defer sj.done()
-	umask, uerr := scriptUmask(c.hc)
+	umask, uerr := umask.Shell(c.hc)
 	if uerr != nil {
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), uerr)
 		return out, interp.ExitStatus(126), true

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"strings"
 	"sync/atomic"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/degrade"
+	"wsh/internal/builtins"
 )
 
 // Middleware is package wrap's exec middleware, for an interpreter of the
@@ -45,8 +45,8 @@ func (j *Jailer) middlewareOf(st *wrapRun, next interp.ExecHandlerFunc) interp.E
 		}
 		var err error
 		switch {
-		case st != nil && strings.HasPrefix(args[0], builtinPrefix):
-			err, _ = j.runBuiltin(ctx, args) // a lookup the call handler renamed
+		case st != nil && builtins.Renamed(args):
+			err, _ = j.builtins.Run(ctx, args) // a lookup the call handler renamed
 		case j.unconfined():
 			if !j.cfg.NoSandbox {
 				j.warnOnce()
@@ -158,8 +158,8 @@ func (j *Jailer) RunnerOptions(own interp.CallHandlerFunc) []interp.RunnerOption
 				return args, err
 			}
 		}
-		if at, r := lookupRename(args, j.refusedFiles()); r != "" {
-			return append([]string{builtinPrefix + r}, args[at+1:]...), nil
+		if renamed, ok := builtins.RenameLookup(args, j.refusedFiles()); ok {
+			return renamed, nil
 		}
 		return args, nil
 	}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package builtins
 
 import (
 	"context"
@@ -57,16 +57,16 @@ func jobCount(ctx context.Context, hc interp.HandlerContext) int {
 // it registers the job and sets what the job's interpreter takes with it.
 // The job's number (%N) is one more than the highest of the shell's jobs
 // not yet forgotten, as in bash.
-func (j *Jailer) startJob(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) startJob(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	text := strings.Join(args[1:], " ")
 	n := jobCount(ctx, hc) + 1
 	num := 1
-	for _, sj := range j.shellJobs(ctx, hc) {
+	for _, sj := range bs.shellJobs(ctx, hc) {
 		if sj.live() && sj.num >= num {
 			num = sj.num + 1
 		}
 	}
-	t := &j.jobs
+	t := &bs.jobs
 	t.mu.Lock()
 	t.seq++
 	id := strconv.Itoa(t.seq)
@@ -80,17 +80,17 @@ func (j *Jailer) startJob(ctx context.Context, hc interp.HandlerContext, args []
 
 // endJob is job.EndCall: the job it runs in is over, with the status
 // before it, which it keeps.
-func (j *Jailer) endJob(hc interp.HandlerContext) error {
+func (bs *Set) endJob(hc interp.HandlerContext) error {
 	status := hc.LastExitStatus
-	if b := j.jobs.get(job.Of(hc.Env)); b != nil {
-		j.jobs.mu.Lock()
+	if b := bs.jobs.get(job.Of(hc.Env)); b != nil {
+		bs.jobs.mu.Lock()
 		if b.killed != 0 {
 			// Ended by kill %N, whatever its last command did (a wait
 			// for the jobs it started): a killed subshell's status.
 			status = 128 + int(b.killed)
 		}
 		b.done, b.status = true, status
-		j.jobs.mu.Unlock()
+		bs.jobs.mu.Unlock()
 	}
 	return exitStatus(status)
 }
@@ -116,6 +116,11 @@ func (t *jobTable) killed(hc interp.HandlerContext) syscall.Signal {
 	return 0
 }
 
+// Killed is the signal kill %N ended the job of hc's shell with, if it
+// did (0 if not, or in the foreground): the exec handler's check before
+// a command runs.
+func (bs *Set) Killed(hc interp.HandlerContext) syscall.Signal { return bs.jobs.killed(hc) }
+
 // A shellJob is a job of one shell: the interpreter's number for it (gN,
 // as $! says), bash's (%N), and wsh's.
 type shellJob struct {
@@ -130,7 +135,7 @@ type shellJob struct {
 func (sj shellJob) live() bool { return sj.bgJob != nil && !sj.done }
 
 // shellJobs are the jobs of hc's shell, in the order they started.
-func (j *Jailer) shellJobs(ctx context.Context, hc interp.HandlerContext) []shellJob {
+func (bs *Set) shellJobs(ctx context.Context, hc interp.HandlerContext) []shellJob {
 	count := jobCount(ctx, hc)
 	byN := map[int]shellJob{}
 	for _, w := range strings.Fields(hc.Env.Get(jobsVar).String()) {
@@ -148,23 +153,23 @@ func (j *Jailer) shellJobs(ctx context.Context, hc interp.HandlerContext) []shel
 		}
 	}
 	var out []shellJob
-	j.jobs.mu.Lock()
+	bs.jobs.mu.Lock()
 	for _, n := range slices.Sorted(maps.Keys(byN)) {
 		sj := byN[n]
-		if b := j.jobs.jobs[sj.id]; b != nil {
+		if b := bs.jobs.jobs[sj.id]; b != nil {
 			copied := *b
 			sj.bgJob = &copied
 			out = append(out, sj)
 		}
 	}
-	j.jobs.mu.Unlock()
+	bs.jobs.mu.Unlock()
 	return out
 }
 
 // resolveJob is the job of hc's shell that spec names: %N, %%, %+, %,
 // %-, %PREFIX, %?TEXT (of the jobs in its table), or gN ($!).
-func (j *Jailer) resolveJob(ctx context.Context, hc interp.HandlerContext, spec string) (shellJob, error) {
-	jobs := j.shellJobs(ctx, hc)
+func (bs *Set) resolveJob(ctx context.Context, hc interp.HandlerContext, spec string) (shellJob, error) {
+	jobs := bs.shellJobs(ctx, hc)
 	var live []shellJob
 	for _, sj := range jobs {
 		if sj.live() {
@@ -215,10 +220,10 @@ func (j *Jailer) resolveJob(ctx context.Context, hc interp.HandlerContext, spec 
 // endedJob is, for wait, the job %N names that has ended and was not
 // waited for yet: its status is still to be had (kill %1; wait %1),
 // however soon it ended.
-func (j *Jailer) endedJob(ctx context.Context, hc interp.HandlerContext, spec string) (shellJob, error) {
+func (bs *Set) endedJob(ctx context.Context, hc interp.HandlerContext, spec string) (shellJob, error) {
 	i, err := strconv.Atoi(strings.TrimPrefix(spec, "%"))
 	if err == nil {
-		jobs := j.shellJobs(ctx, hc)
+		jobs := bs.shellJobs(ctx, hc)
 		for k := len(jobs) - 1; k >= 0; k-- {
 			if sj := jobs[k]; sj.num == i && sj.done && !sj.reported {
 				return sj, nil
@@ -254,35 +259,35 @@ func terminates(sig syscall.Signal) bool {
 // SIGINT and SIGQUIT do nothing to a job: bash starts a script's jobs
 // with both ignored. The jobs the job started get the signal too (bash
 // would end the job's subshell, which waits for them).
-func (j *Jailer) killJob(id string, sig syscall.Signal) bool {
-	b := j.jobs.get(id)
+func (bs *Set) killJob(id string, sig syscall.Signal) bool {
+	b := bs.jobs.get(id)
 	if b == nil {
 		return false
 	}
-	j.jobs.mu.Lock()
+	bs.jobs.mu.Lock()
 	if b.done {
-		j.jobs.mu.Unlock()
+		bs.jobs.mu.Unlock()
 		return false
 	}
 	if sig == unix.SIGINT || sig == unix.SIGQUIT {
-		j.jobs.mu.Unlock()
+		bs.jobs.mu.Unlock()
 		return true
 	}
 	if terminates(sig) && b.killed == 0 {
 		b.killed = sig
 	}
 	var children []string
-	for cid, c := range j.jobs.jobs {
+	for cid, c := range bs.jobs.jobs {
 		if c.parent == id && !c.done {
 			children = append(children, cid)
 		}
 	}
-	j.jobs.mu.Unlock()
+	bs.jobs.mu.Unlock()
 	if sig != 0 {
-		j.running.signal(id, sig, false)
+		bs.core.Signal(id, sig)
 	}
 	for _, cid := range children {
-		j.killJob(cid, sig)
+		bs.killJob(cid, sig)
 	}
 	return true
 }
@@ -292,7 +297,7 @@ func (j *Jailer) killJob(id string, sig syscall.Signal) bool {
 // Process ids go to the kill command in the jail, after --, which can
 // reach only what the jail shows (wsh itself, on the host, never signals
 // a pid a script names).
-func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) kill(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	usage := "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]"
 	sig := syscall.SIGTERM
 	ops := args[1:]
@@ -304,7 +309,7 @@ func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []stri
 		}
 		switch o {
 		case "-l", "-L":
-			return j.listSignals(hc, ops[1:])
+			return bs.listSignals(hc, ops[1:])
 		case "-s", "-n":
 			if len(ops) < 2 {
 				fmt.Fprintf(hc.Stderr, "kill: %s: option requires an argument\n%s\n", o, usage)
@@ -330,8 +335,8 @@ func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []stri
 			pids = append(pids, op)
 			continue
 		}
-		sj, err := j.resolveJob(ctx, hc, op)
-		if err == nil && !j.killJob(sj.id, sig) {
+		sj, err := bs.resolveJob(ctx, hc, op)
+		if err == nil && !bs.killJob(sj.id, sig) {
 			err = fmt.Errorf("%s: no such job", op)
 		}
 		if err != nil {
@@ -342,7 +347,7 @@ func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []stri
 	if len(pids) > 0 {
 		// -- first: a pid like -12345 (a group) is no option of the
 		// kill command's (procps would read it as -1).
-		err := j.external(ctx, append([]string{"kill", "-s", signalName(sig), "--"}, pids...))
+		err := bs.core.External(ctx, append([]string{"kill", "-s", signalName(sig), "--"}, pids...))
 		if err != nil {
 			return err
 		}
@@ -352,7 +357,7 @@ func (j *Jailer) kill(ctx context.Context, hc interp.HandlerContext, args []stri
 
 // listSignals is kill -l: the table, or each operand's name for a number
 // (or a status 128+N) and number for a name.
-func (j *Jailer) listSignals(hc interp.HandlerContext, ops []string) error {
+func (bs *Set) listSignals(hc interp.HandlerContext, ops []string) error {
 	if len(ops) == 0 {
 		var b strings.Builder
 		for i := 1; i <= 31; i++ {
@@ -412,7 +417,7 @@ func signalName(sig syscall.Signal) string {
 
 // jobs is bash's jobs builtin, for the jobs of the shell it runs in:
 // running ones, and ended ones once (after which they are forgotten).
-func (j *Jailer) jobsBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) jobsBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	running, stopped := false, false
 	var specs []string
 	for _, a := range args[1:] {
@@ -429,7 +434,7 @@ func (j *Jailer) jobsBuiltin(ctx context.Context, hc interp.HandlerContext, args
 		}
 	}
 	var live []shellJob
-	for _, sj := range j.shellJobs(ctx, hc) {
+	for _, sj := range bs.shellJobs(ctx, hc) {
 		if sj.live() {
 			live = append(live, sj)
 		}
@@ -438,7 +443,7 @@ func (j *Jailer) jobsBuiltin(ctx context.Context, hc interp.HandlerContext, args
 	if len(specs) > 0 {
 		show = nil
 		for _, s := range specs {
-			sj, err := j.resolveJob(ctx, hc, s)
+			sj, err := bs.resolveJob(ctx, hc, s)
 			if err != nil {
 				fmt.Fprintf(hc.Stderr, "jobs: %v\n", err)
 				return interp.ExitStatus(1)
@@ -460,9 +465,9 @@ func (j *Jailer) jobsBuiltin(ctx context.Context, hc interp.HandlerContext, args
 		state, amp := "Running", " &"
 		if sj.done {
 			state, amp = jobState(sj.status), ""
-			j.jobs.mu.Lock()
-			j.jobs.jobs[sj.id].reported = true
-			j.jobs.mu.Unlock()
+			bs.jobs.mu.Lock()
+			bs.jobs.jobs[sj.id].reported = true
+			bs.jobs.mu.Unlock()
 		}
 		fmt.Fprintf(hc.Stdout, "[%d]%c  %-24s%s%s\n", sj.num, mark, state, sj.text, amp)
 	}
@@ -494,14 +499,14 @@ func jobState(status int) string {
 // wait is bash's wait: the interpreter's own, given the jobs as it
 // numbers them (gN for %N). A job waited for is forgotten, as in bash:
 // jobs does not show it.
-func (j *Jailer) wait(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) wait(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	out := []string{"wait"}
 	var waited []string
 	for _, a := range args[1:] {
 		if isJobSpec(a) {
-			sj, err := j.resolveJob(ctx, hc, a)
+			sj, err := bs.resolveJob(ctx, hc, a)
 			if err != nil {
-				sj, err = j.endedJob(ctx, hc, a)
+				sj, err = bs.endedJob(ctx, hc, a)
 			}
 			switch {
 			case err == nil:
@@ -516,30 +521,30 @@ func (j *Jailer) wait(ctx context.Context, hc interp.HandlerContext, args []stri
 		out = append(out, a)
 	}
 	if len(args) == 1 {
-		for _, sj := range j.shellJobs(ctx, hc) {
+		for _, sj := range bs.shellJobs(ctx, hc) {
 			waited = append(waited, sj.id)
 		}
 	}
 	err := hc.Builtin(ctx, out)
-	j.jobs.mu.Lock()
+	bs.jobs.mu.Lock()
 	for _, id := range waited {
-		if b := j.jobs.jobs[id]; b != nil && b.done {
+		if b := bs.jobs.jobs[id]; b != nil && b.done {
 			b.reported = true
 		}
 	}
-	j.jobs.mu.Unlock()
+	bs.jobs.mu.Unlock()
 	return err
 }
 
 // noJobControl is fg and bg: there is no terminal's job control in a
 // script, in wsh as in bash.
-func (j *Jailer) noJobControl(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) noJobControl(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	fmt.Fprintf(hc.Stderr, "wsh: %s: no job control: wsh runs scripts, whose jobs have no terminal to come to\n", args[0])
 	return interp.ExitStatus(2)
 }
 
 // disown is refused: every job of a run ends with it.
-func (j *Jailer) disown(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) disown(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	fmt.Fprintln(hc.Stderr, "wsh: disown: not supported: every job of a run ends with the run (its jail)")
 	return interp.ExitStatus(2)
 }

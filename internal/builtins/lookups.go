@@ -1,9 +1,10 @@
 //go:build linux && cgo
 
-package jailer
+package builtins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // The builtins of mvdan.cc/sh that look paths up themselves, on the host
 // (os.Stat, filepath.EvalSymlinks), not through the file handlers: `type`
 // and `command -v` of a path, `source NAME`'s search of PATH, `pwd -P`.
-// Where the shell's file access is done in the jail (jailedFiles), wsh
+// Where the shell's file access is done in the jail (Core.JailedFiles), wsh
 // runs them so that they look in the jail; the rest of each (a keyword,
 // alias, function or builtin of that name, a bare name's search of PATH
 // for type and command -v) is the interpreter's own.
@@ -71,25 +72,25 @@ func splitFlags(args []string) (flags string, names []string) {
 }
 
 // refusedLookup fails a lookup closed: no jail to look in.
-func (j *Jailer) refusedLookup(ctx context.Context, name string) error {
-	return accessError(ctx, name, j.refusal())
+func (bs *Set) refusedLookup(ctx context.Context, name string) error {
+	return bs.core.AccessError(ctx, name, bs.core.Refusal())
 }
 
 // jailStat is stat in the jail, for the lookups (nil: on the host).
-func (j *Jailer) jailStat(ctx context.Context) func(string) (fs.FileInfo, error) {
-	if !j.jailedFiles() || j.refusedFiles() {
+func (bs *Set) jailStat(ctx context.Context) func(string) (fs.FileInfo, error) {
+	if !bs.core.JailedFiles() || bs.core.RefusedFiles() {
 		return nil
 	}
-	return func(p string) (fs.FileInfo, error) { return j.statFollow(ctx, p) }
+	return func(p string) (fs.FileInfo, error) { return bs.core.StatFollow(ctx, p) }
 }
 
 // typeBuiltin is type: a name with a slash is looked up in the jail; any
 // other is the interpreter's type, one name at a time. -a and -f are the
 // interpreter's (it has neither).
-func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	flags, names := splitFlags(args[1:])
-	if j.refusedFiles() {
-		return j.refusedLookup(ctx, strings.Join(names, " "))
+	if bs.core.RefusedFiles() {
+		return bs.refusedLookup(ctx, strings.Join(names, " "))
 	}
 	mode := ""
 	for _, f := range flags {
@@ -100,7 +101,7 @@ func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args
 			return hc.Builtin(ctx, args) // -a, -f, a bad option: its own message
 		}
 	}
-	stat := j.jailStat(ctx)
+	stat := bs.jailStat(ctx)
 	var failed bool
 	for _, name := range names {
 		if !strings.Contains(name, "/") || stat == nil {
@@ -109,7 +110,7 @@ func (j *Jailer) typeBuiltin(ctx context.Context, hc interp.HandlerContext, args
 			}
 			continue
 		}
-		path, err := lookPath(hc.Dir, hc.Env, name, nil, stat)
+		path, err := LookPath(hc.Dir, hc.Env, name, nil, stat)
 		switch {
 		case err != nil:
 			if mode == "" {
@@ -140,12 +141,12 @@ func optArgs(name, mode string) []string {
 // commandV is command -v: a name with a slash is looked up in the jail;
 // any other is the interpreter's command -v. The status is the last
 // name's.
-func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) commandV(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	flags, names := splitFlags(args[1:])
-	if j.refusedFiles() {
-		return j.refusedLookup(ctx, strings.Join(names, " "))
+	if bs.core.RefusedFiles() {
+		return bs.refusedLookup(ctx, strings.Join(names, " "))
 	}
-	stat := j.jailStat(ctx)
+	stat := bs.jailStat(ctx)
 	if stat == nil || strings.Trim(flags, "v") != "" {
 		return hc.Builtin(ctx, append([]string{"command"}, args[1:]...)) // its own message
 	}
@@ -155,7 +156,7 @@ func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []
 			last = hc.Builtin(ctx, []string{"command", "-v", "--", name})
 			continue
 		}
-		path, err := lookPath(hc.Dir, hc.Env, name, nil, stat)
+		path, err := LookPath(hc.Dir, hc.Env, name, nil, stat)
 		if err != nil {
 			last = interp.ExitStatus(1)
 			continue
@@ -170,11 +171,11 @@ func (j *Jailer) commandV(ctx context.Context, hc interp.HandlerContext, args []
 // PATH in the jail, as a file that is not a directory, and then, as
 // bash and the interpreter do, in the working directory; the
 // interpreter's source then reads what was found, through the jail.
-func (j *Jailer) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	if j.refusedFiles() {
-		return j.refusedLookup(ctx, args[1])
+func (bs *Set) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
+	if bs.core.RefusedFiles() {
+		return bs.refusedLookup(ctx, args[1])
 	}
-	stat := j.jailStat(ctx)
+	stat := bs.jailStat(ctx)
 	if stat == nil {
 		return hc.Builtin(ctx, args)
 	}
@@ -197,7 +198,7 @@ func (j *Jailer) sourceBuiltin(ctx context.Context, hc interp.HandlerContext, ar
 
 // pwdBuiltin is pwd: with -P (the last of -L and -P), $PWD resolved in
 // the jail; else the interpreter's.
-func (j *Jailer) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
+func (bs *Set) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args []string) error {
 	physical := false
 	flags, rest := splitFlags(args[1:])
 	for _, f := range flags {
@@ -218,17 +219,18 @@ func (j *Jailer) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args 
 		pwd = hc.Dir // as bash: the working directory
 	}
 	switch {
-	case j.refusedFiles():
-		return j.refusedLookup(ctx, pwd)
-	case !j.jailedFiles():
+	case bs.core.RefusedFiles():
+		return bs.refusedLookup(ctx, pwd)
+	case !bs.core.JailedFiles():
 		return hc.Builtin(ctx, args)
 	}
-	real, err := j.resolveIn(ctx, pwd)
+	real, err := bs.core.Resolve(ctx, pwd)
 	if err != nil {
-		if serverFailed(ctx, err) {
-			return accessError(ctx, pwd, err)
+		var pe *fs.PathError
+		if err = bs.core.AccessError(ctx, pwd, err); !errors.As(err, &pe) {
+			return err // the file server failed: the script stops
 		}
-		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", shellError(pwd, err).(*fs.PathError).Err)
+		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", pe.Err)
 		return interp.ExitStatus(1)
 	}
 	fmt.Fprintln(hc.Stdout, real)
