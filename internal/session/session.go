@@ -72,15 +72,15 @@ func (sj *Jail) Rung() degrade.Rung { return sj.rung }
 func (sj *Jail) Dir() string { return sj.dir }
 
 // Live says that the session's jail has not ended, as wsh and its init know.
-func (sj *Jail) Live() bool { return !sj.Ended() && !sj.s.Ended() }
+func (sj *Jail) Live() bool { return !sj.isEnded() && !sj.s.Ended() }
 
 // Run runs c in the session's jail, as launch.Session.Run.
 func (sj *Jail) Run(ctx context.Context, c *launch.Command) degrade.Facts {
 	return sj.s.Run(ctx, c)
 }
 
-// Ended says that the session's jail is gone for later commands.
-func (sj *Jail) Ended() bool {
+// isEnded says that the session's jail is gone for later commands.
+func (sj *Jail) isEnded() bool {
 	sj.mu.Lock()
 	defer sj.mu.Unlock()
 	return sj.ended

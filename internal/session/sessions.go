@@ -56,7 +56,7 @@ func (ss *Sessions) InForce(rung degrade.Rung) bool {
 	if sj == nil || sj.rung != rung {
 		return false
 	}
-	return !sj.Ended()
+	return !sj.isEnded()
 }
 
 // Start makes the session's jail on rung, the Runner's first
