@@ -15,6 +15,7 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
+	"wsh/internal/cowhome"
 	"wsh/internal/initproc"
 	"wsh/internal/jailer"
 	"wsh/internal/proto"
@@ -297,7 +298,7 @@ func errnoName(e syscall.Errno) string {
 	return e.Error()
 }
 
-func homeReport(h jailer.HomeStatus, cfg config.Config) *homeView {
+func homeReport(h cowhome.Status, cfg config.Config) *homeView {
 	if cfg.NoSandbox {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"wsh/internal/launch"
 	"wsh/internal/protect"
 	"wsh/internal/proto"
+	"wsh/internal/session"
 	"wsh/internal/sweep"
 )
 
@@ -46,10 +47,10 @@ type files struct {
 type filesConn struct {
 	sock *os.File
 	fd   int
-	sj   *sessionJail // the session it runs in; nil: a jail of its own
+	sj   *session.Jail // the session it runs in; nil: a jail of its own
 	// made is what its jail was made with: the session's, or, for a jail
 	// of its own, the same record (no session in it).
-	made  *sessionJail
+	made  *session.Jail
 	wmu   sync.Mutex
 	mu    sync.Mutex
 	id    uint64
@@ -151,7 +152,7 @@ func (f *files) resolve(ctx context.Context, path string) (string, error) {
 // get returns the server for an access in dir (a write, or not): the
 // running one while its jail is what a jail made now would be, else one
 // started now. A session's jail that is stale for its own directory is
-// made anew, as a command's access would make it (renewSession); one
+// made anew, as a command's access would make it (session.Sessions.Renew); one
 // stale only for dir (a protected path there it does not protect) leaves
 // this access to a server in a jail of its own, made for dir (oneOff).
 func (f *files) get(write bool, dir string, prot *protect.Protection) (c *filesConn, oneOff bool, err error) {
@@ -183,7 +184,7 @@ func (f *files) get(write bool, dir string, prot *protect.Protection) (c *filesC
 		f.conn = nil
 		f.mu.Unlock()
 		if c.sj != nil {
-			f.j.renewSession(c.sj, why)
+			f.j.sessions.Renew(c.sj, why)
 		}
 		c.close()
 		f.mu.Lock()
@@ -206,7 +207,7 @@ func (f *files) get(write bool, dir string, prot *protect.Protection) (c *filesC
 }
 
 // protectInSession binds in the live session's jail, as a command's
-// start would (sessionFor), the protected paths that appeared since it
+// start would (session.Sessions.Run), the protected paths that appeared since it
 // was made, before a write of the shell's in dir whose protection is
 // prot (echo x > .gitignore right after git init): the session, and what
 // runs in it, go on. When they cannot be bound, get finds the session
@@ -219,26 +220,26 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protect.
 		return // the next server is started in a jail made now
 	}
 	sj := c.sj
-	if sj.rung != degrade.RungFull || sj.unprotected(prot) == "" {
+	if sj.Rung() != degrade.RungFull || sj.Unprotected(prot) == "" {
 		return // the common case, before the look at the hidden paths
 	}
-	hidden := f.j.sessionPrint(sj.rung)
-	if !sj.protectable(hidden) || sj.stale(prot, hidden) == "" {
+	hidden := f.j.sessions.Print(sj.Rung())
+	if !sj.Protectable(hidden) || sj.Stale(prot, hidden) == "" {
 		return
 	}
 	own := *prot
-	if dir != sj.dir {
+	if dir != sj.Dir() {
 		var err error
-		if own, err = f.j.protector.Protection(sj.dir, true); err != nil {
+		if own, err = f.j.protector.Protection(sj.Dir(), true); err != nil {
 			return // get says it, as it finds the session stale
 		}
 	}
-	if sj.stale(&own, hidden) == "" {
+	if sj.Stale(&own, hidden) == "" {
 		return // stale for dir alone: a server of its own does it (get)
 	}
 	f.j.noteConfigs(&own)
-	if err := f.j.protectInPlace(ctx, sj, &own); err != nil {
-		fmt.Fprintf(f.j.warn, "wsh: %s could not be protected in the session's jail (%v)\n", sj.unprotected(&own), err)
+	if err := f.j.sessions.ProtectInPlace(ctx, sj, &own); err != nil {
+		fmt.Fprintf(f.j.warn, "wsh: %s could not be protected in the session's jail (%v)\n", sj.Unprotected(&own), err)
 	}
 }
 
@@ -246,21 +247,21 @@ func (f *files) protectInSession(ctx context.Context, dir string, prot *protect.
 // an access in dir ("" when it is), and whether only for dir.
 func (j *Jailer) filesStale(c *filesConn, write bool, dir string, prot *protect.Protection) (why string, elsewhere bool) {
 	m := c.made
-	if why := m.stale(&protect.Protection{}, j.sessionPrint(m.rung)); why != "" {
+	if why := m.Stale(&protect.Protection{}, j.sessions.Print(m.Rung())); why != "" {
 		return why, false
 	}
-	if !write || prot == nil || m.rung != degrade.RungFull {
+	if !write || prot == nil || m.Rung() != degrade.RungFull {
 		// The protected paths are mounts on the full rung alone (a lower
 		// rung says after a command which changed); what is read, listed
 		// or stated does not depend on them.
 		return "", false
 	}
-	p := m.unprotected(prot)
+	p := m.Unprotected(prot)
 	if p == "" {
 		return "", false
 	}
-	if dir != m.dir {
-		if own, err := j.protector.Protection(m.dir, true); err == nil && m.unprotected(&own) == "" {
+	if dir != m.Dir() {
+		if own, err := j.protector.Protection(m.Dir(), true); err == nil && m.Unprotected(&own) == "" {
 			return "a protected path in " + dir, true
 		}
 	}
@@ -317,7 +318,7 @@ func (f *files) said(c *filesConn) {
 
 // reset ends the server of session sj (made anew): the next access starts
 // one in the session in force.
-func (f *files) reset(sj *sessionJail) {
+func (f *files) reset(sj *session.Jail) {
 	f.mu.Lock()
 	c := f.conn
 	if c != nil && c.sj == sj {
@@ -363,14 +364,14 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		if sj := c.sj; sj != nil {
 			// Its pidfd from its start, from the host's view: a command
 			// of the session can stop it before it says a word itself.
-			return sj.s.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.dir, Stdin: theirs, Started: c.takePid})
+			return sj.Run(ctx, &launch.Command{Path: "/proc/self/exe", Args: args, Dir: sj.Dir(), Stdin: theirs, Started: c.takePid})
 		}
 		// Its output is /dev/null: it writes none (a crash is said by
 		// its end), and the warning stream may be a caller's writer
 		// that other copies write to.
 		req, pp := j.request(j.rung, dir, "/proc/self/exe", args, nil, theirs, nil, nil)
 		req.Spec.UmaskSet = true
-		done := j.attachHome(req)
+		done := j.home.Attach(req)
 		out := launch.Run(ctx, req)
 		done()
 		if pp.prot != nil {
@@ -383,12 +384,13 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 		}
 		return out
 	}
-	if sj := j.session.Load(); inSession && sj != nil && sj.rung == j.rung && !sj.isEnded() && !sj.s.Ended() {
+	if sj := j.sessions.Current(); inSession && sj != nil && sj.Rung() == j.rung && sj.Live() {
 		c.sj, c.made = sj, sj
 	} else {
 		// What its jail is made with, taken before it is: a change
 		// between the two makes it stale at once, never fresh wrongly.
-		c.made = &sessionJail{rung: j.rung, dir: dir, hidden: j.sessionPrint(j.rung)}
+		hidden := j.sessions.Print(j.rung)
+		var made *protect.Protection
 		if j.rung == degrade.RungFull {
 			prot, err := j.protector.Protection(dir, true)
 			if err != nil {
@@ -397,8 +399,9 @@ func (j *Jailer) startFiles(dir string, inSession bool) (*filesConn, error) {
 				cancel()
 				return nil, err
 			}
-			c.made.pins, c.made.paths = idSet(prot.Pins), idSet(prot.Paths)
+			made = &prot
 		}
+		c.made = session.Record(j.rung, dir, hidden, made)
 	}
 	go func() {
 		out := run()
@@ -430,12 +433,6 @@ func factsError(out degrade.Facts) error {
 		return fmt.Errorf("%s: %v", out.Report.Step, out.Report.Errno)
 	}
 	return fmt.Errorf("it exited with status %d", out.Status)
-}
-
-func (sj *sessionJail) isEnded() bool {
-	sj.mu.Lock()
-	defer sj.mu.Unlock()
-	return sj.ended
 }
 
 // read hands each answer to its request until the channel ends.

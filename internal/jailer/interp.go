@@ -119,23 +119,9 @@ func (j *Jailer) close() error {
 	}
 	j.checkWatched()
 	var err error
-	j.closed.Store(true)
+	j.sessions.Closing()
 	j.files.close()
-	j.renewMu.Lock() // a session being made in place of a stale one is made
-	j.renewMu.Unlock()
-	if sj := j.session.Load(); sj != nil {
-		// Every process of the session's jail ends with it: nothing a
-		// command left running outlives the Runner.
-		err = sj.close()
-	}
-	j.retiredMu.Lock()
-	retired := j.retired
-	j.retiredMu.Unlock()
-	for _, sj := range retired {
-		if cerr := sj.close(); err == nil {
-			err = cerr
-		}
-	}
+	err = j.sessions.Close()
 	if j.proxy != nil {
 		// What a command left connected ends with it (the session's
 		// processes are gone by now).
@@ -158,7 +144,7 @@ func (j *Jailer) close() error {
 	}
 	j.terminals.Restore()
 	j.given.Restore()
-	j.releaseHome()
+	j.home.Release()
 	if j.fifoDir == "" || j.fifoDir == noFifoDir {
 		return err
 	}

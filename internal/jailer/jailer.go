@@ -25,6 +25,7 @@ import (
 	"wsh/config"
 	"wsh/degrade"
 	"wsh/internal/builtins"
+	"wsh/internal/cowhome"
 	"wsh/internal/gitmediate"
 	"wsh/internal/initproc"
 	"wsh/internal/launch"
@@ -33,6 +34,7 @@ import (
 	"wsh/internal/protect"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
+	"wsh/internal/session"
 	"wsh/internal/streams"
 	"wsh/internal/umask"
 )
@@ -68,7 +70,7 @@ type Jailer struct {
 	shmDir proto.PathID // fifoDir, bound read-only in the jail
 	warn   io.Writer
 	state  degrade.State
-	home   jailHome
+	home   cowhome.Home
 	// protector says which paths beneath the writable ones are read-only.
 	protector *protect.Protector
 	// startNote is said once, with the first command, when the start
@@ -108,19 +110,13 @@ type Jailer struct {
 	// Jailer is printed (the Jailer says it once in any case): false
 	// leaves it unsaid, as when it was said once for the whole process.
 	WarnGate func() bool
-	// session is the Runner's one jail (WSH_JAIL=session), once decide
-	// made it (and the one made in its place when it went stale); nil
+	// sessions hold the Runner's one jail (WSH_JAIL=session), once decide
+	// made it (and the one made in its place when it went stale); none
 	// for a jail per command.
-	session atomic.Pointer[sessionJail]
-	// closed is set by Close: no session is made after it.
-	closed    atomic.Bool
+	sessions *session.Sessions
+	// closeOnce makes Close's work once; closeErr is what it returned.
 	closeOnce sync.Once
-	closeErr  error      // the first Close's
-	renewMu   sync.Mutex // one new session at a time
-	// retired are the lower rungs' sessions made anew (renewSession),
-	// whose commands run on until they end; Close ends them.
-	retired   []*sessionJail
-	retiredMu sync.Mutex // guards retired
+	closeErr  error
 	// proxy is wsh's network proxy, whose listeners are in the jails'
 	// network namespaces (bridge); nil with the host's network.
 	proxy     *netproxy.Proxy
@@ -256,6 +252,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	j.files.j, j.startDir = j, dir
 	// Nothing is protected in a hidden path: the hide covers it.
 	j.protector.Hidden = j.hiding.HiddenPaths
+	j.sessions = session.New(sessionCore{j}, &j.hiding, &j.shmDir, j.protector, warn)
 	if !cfg.NoSandbox {
 		if d, err := filepath.EvalSymlinks(dir); err == nil && j.hiding.NameHidden(d) {
 			// The jail would cover it: no command could start there.
@@ -279,7 +276,9 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 			j.Close()
 			return nil, err
 		}
-		j.setupHome(plan, environ, why, failed)
+		if p := j.home.Setup(plan, environ, why, failed, j.writable, j.warn); p != "" {
+			j.hiding.HomePath = p
+		}
 		j.decide(dir)
 		j.requireHome()
 	}
@@ -570,7 +569,7 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung degrade.Rung, askPr
 		env = j.jailEnv(env, rung)
 	}
 	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, env, nil, &out, &errb)
-	defer j.attachHome(req)()
+	defer j.home.Attach(req)()
 	br, err := j.attachProxy(req)
 	if err != nil {
 		return degrade.Verdict{}, nil, err
@@ -630,7 +629,7 @@ func (j *Jailer) decide(dir string) {
 		if j.cfg.Jail == config.JailSession {
 			// The session's jail is the probe: the host's verdict on it
 			// is the verdict on every command's.
-			return j.startSession(ctx, dir, degrade.RungFull)
+			return j.sessions.Start(ctx, dir, degrade.RungFull)
 		}
 		v, _, _ := j.probe(ctx, dir, degrade.RungFull, false)
 		return v
@@ -639,7 +638,7 @@ func (j *Jailer) decide(dir string) {
 	if v.Kind == degrade.Failed && v.Step == degrade.StepHome {
 		// The home could not be put in the jail: the jail goes on
 		// without it, read-only as before.
-		j.stopHome(v.Reason())
+		j.home.Stop(v.Reason())
 		v = first()
 	}
 	// Made, or failed for another reason: the host did not refuse it,
@@ -648,7 +647,7 @@ func (j *Jailer) decide(dir string) {
 	j.tried = append(j.tried, RungTry{degrade.RungFull, v})
 	switch v = j.state.Settle(v); v.Kind {
 	case degrade.Denied, degrade.Refused:
-		j.releaseHome()
+		j.home.Release()
 	case degrade.Failed:
 		j.startFailure = &v
 	}
@@ -670,7 +669,7 @@ func (j *Jailer) decide(dir string) {
 		var lv degrade.Verdict
 		if j.cfg.Jail == config.JailSession {
 			// As on the full rung, the session's jail is the probe.
-			lv = j.startSession(ctx, dir, j.rung)
+			lv = j.sessions.Start(ctx, dir, j.rung)
 		} else {
 			lv, _, _ = j.probe(ctx, dir, j.rung, false)
 		}
@@ -686,6 +685,25 @@ func (j *Jailer) decide(dir string) {
 	}
 	j.rung = degrade.RungNone
 }
+
+// requireHome fails the Jailer when WSH_HOME=cow and its commands do not
+// get the copy-on-write home: no command runs (exit 126). A jail refused
+// below WSH_REQUIRE_SANDBOX's floor is left to fail each command closed.
+func (j *Jailer) requireHome() {
+	if j.cfg.Home != config.HomeCow || j.startFailure != nil {
+		return
+	}
+	if _, refused := j.state.Refused(); refused {
+		return
+	}
+	if err := j.home.Missing(j.rung); err != nil {
+		v := degrade.Verdict{Kind: degrade.Failed, Mode: 2, Step: degrade.StepHome, Err: err}
+		j.startFailure = &v
+	}
+}
+
+// Home says what the jail's home is.
+func (j *Jailer) Home() cowhome.Status { return j.home.Status() }
 
 // belowFloor returns the host's refusal when the rung in force is below
 // the floor: no command runs then.
@@ -713,7 +731,7 @@ func (j *Jailer) HostNetwork() bool { return j.cfg.Network == config.NetworkHost
 func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	dir := j.jailDir(ctx, c.hc.Dir)
 	if j.rung == degrade.RungFull {
-		j.noticeHome() // a lower rung's warning says the home is read-only
+		j.home.Notice() // a lower rung's warning says the home is read-only
 	}
 	if j.startNote != "" {
 		j.startOnce.Do(func() { fmt.Fprintln(j.warn, j.startNoteNow()) })
@@ -723,8 +741,13 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	c.hc.Stdin, c.hc.Stdout, c.hc.Stderr = streams.ThroughPipes(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	j.terminals.Note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
-	if j.session.Load() != nil {
-		if out, err, ok := j.sessionRun(ctx, c, dir); err != nil {
+	if j.sessions.Current() != nil {
+		sc := &session.Command{Name: c.name(), Umask: func() (uint32, error) { return umask.Shell(c.hc) }, Launch: launch.Command{
+			Path: c.path, Args: c.args, Env: j.jailEnv(c.env, j.rung), Dir: dir,
+			Stdin: c.hc.Stdin, Stdout: c.hc.Stdout, Stderr: c.hc.Stderr, KillTimeout: j.KillTimeout,
+			Signals: c.signals(),
+		}}
+		if out, err, ok := j.sessions.Run(ctx, j.rung, sc); err != nil {
 			return err
 		} else if ok {
 			return j.outcome(ctx, c, out)
@@ -741,7 +764,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 		return interp.ExitStatus(126)
 	}
 	req.Spec.Umask, req.Spec.UmaskSet = uint16(m), true
-	done := j.attachHome(req)
+	done := j.home.Attach(req)
 	br, err := j.attachProxy(req)
 	if err != nil {
 		done()
@@ -789,7 +812,7 @@ func (j *Jailer) outcome(ctx context.Context, c *command, out degrade.Facts) err
 		// The home failed, not the jail: later jails go without it. This
 		// command is not run again, since its standard input may be
 		// partly read.
-		j.stopHome(v.Reason())
+		j.home.Stop(v.Reason())
 		msg += " (later commands get a read-only home)"
 	}
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s\n", msg)
@@ -805,6 +828,13 @@ func (j *Jailer) startNoteNow() string {
 			"copy-on-write home, not to the host's (wsh home shows it); name it in WSH_WRITABLE to write to the host's"
 	}
 	return j.startNote
+}
+
+// sayOnce says msg on the warning stream, once for each msg.
+func (j *Jailer) sayOnce(msg string) {
+	if _, said := j.madeSaid.LoadOrStore("session:"+msg, true); !said {
+		fmt.Fprintln(j.warn, msg)
+	}
 }
 
 // unwrapPathErr is err without its *os.PathError.

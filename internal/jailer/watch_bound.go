@@ -12,7 +12,7 @@ import (
 )
 
 // watchBound notes the stamps of paths just bound read-only in the live
-// session's jail (protectInPlace), to be compared after every command of
+// session's jail (session.Sessions.ProtectInPlace), to be compared after every command of
 // the session and at the Runner's Close (checkBound). The bind keeps a
 // path from being opened for writing from then on, but not a process
 // that held it open, or worked in it, from before: its descriptor, or its

@@ -1,0 +1,62 @@
+//go:build linux && cgo
+
+package jailer
+
+import (
+	"context"
+
+	"wsh/degrade"
+	"wsh/internal/gitmediate"
+	"wsh/internal/launch"
+	"wsh/internal/protect"
+	"wsh/internal/proto"
+	"wsh/internal/session"
+)
+
+// sessionCore is the Jailer as its sessions see it (session.Core).
+type sessionCore struct{ j *Jailer }
+
+func (c sessionCore) Request(rung degrade.Rung, dir string) (*launch.Request, session.Pending) {
+	return c.j.request(rung, dir, "", nil, nil, nil, nil, nil)
+}
+
+func (c sessionCore) SessionFilter(rung degrade.Rung) ([]byte, error) {
+	if err := c.j.compileSessionFilter(rung); err != nil {
+		return nil, err
+	}
+	return c.j.sessionFilters[rung], nil
+}
+
+func (c sessionCore) SplitFilter() ([2][]byte, error) { return c.j.compileSplitFilter() }
+
+func (c sessionCore) AttachHome(req *launch.Request) func() { return c.j.home.Attach(req) }
+
+func (c sessionCore) AttachProxy(req *launch.Request) (func(), error) {
+	br, err := c.j.attachProxy(req)
+	return br.close, err
+}
+
+func (c sessionCore) Probe(ctx context.Context, dir string, rung degrade.Rung) degrade.Verdict {
+	v, _, _ := c.j.probe(ctx, dir, rung, false)
+	return v
+}
+
+func (c sessionCore) WatchProtection(prot *protect.Protection, running bool) {
+	c.j.watchProtection(prot, running)
+}
+
+func (c sessionCore) NoteConfigs(prot *protect.Protection) { c.j.noteConfigs(prot) }
+func (c sessionCore) WatchBound(paths []proto.PathID)      { c.j.watchBound(paths) }
+func (c sessionCore) SayHooks(dir string)                  { c.j.sayHooks(dir, false) }
+func (c sessionCore) SayOnce(msg string)                   { c.j.sayOnce(msg) }
+func (c sessionCore) ResetFiles(sj *session.Jail)          { c.j.files.reset(sj) }
+
+// Result is the request's protection, once launch.Run or
+// launch.StartSession returned (session.Pending).
+func (pp *pendingProtection) Result() (*protect.Protection, *gitmediate.Mediator, error) {
+	return pp.prot, pp.git, pp.err
+}
+
+// Session says that the Jailer's commands share one jail: WSH_JAIL=session,
+// and the session's jail was made and has not ended.
+func (j *Jailer) Session() bool { return j.sessions.InForce(j.rung) }
