@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"wsh/internal/shellfs"
 
 	"mvdan.cc/sh/v3/interp"
 )
@@ -72,7 +73,7 @@ func splitFlags(args []string) (flags string, names []string) {
 
 // refusedLookup fails a lookup closed: no jail to look in.
 func (j *Jailer) refusedLookup(ctx context.Context, name string) error {
-	return accessError(ctx, name, j.refusal())
+	return j.files.Refuse(ctx, name)
 }
 
 // jailStat is stat in the jail, for the lookups (nil: on the host).
@@ -80,7 +81,7 @@ func (j *Jailer) jailStat(ctx context.Context) func(string) (fs.FileInfo, error)
 	if !j.jailedFiles() || j.refusedFiles() {
 		return nil
 	}
-	return func(p string) (fs.FileInfo, error) { return j.statFollow(ctx, p) }
+	return func(p string) (fs.FileInfo, error) { return j.files.StatFollow(ctx, p) }
 }
 
 // typeBuiltin is type: a name with a slash is looked up in the jail; any
@@ -223,12 +224,12 @@ func (j *Jailer) pwdBuiltin(ctx context.Context, hc interp.HandlerContext, args 
 	case !j.jailedFiles():
 		return hc.Builtin(ctx, args)
 	}
-	real, err := j.resolveIn(ctx, pwd)
+	real, err := j.files.Resolve(ctx, pwd)
 	if err != nil {
-		if serverFailed(ctx, err) {
-			return accessError(ctx, pwd, err)
+		if shellfs.ServerFailed(ctx, err) {
+			return j.files.AccessError(ctx, pwd, err)
 		}
-		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", shellError(pwd, err).(*fs.PathError).Err)
+		fmt.Fprintf(hc.Stderr, "wsh: pwd: %v\n", shellfs.ShellError(pwd, err).(*fs.PathError).Err)
 		return interp.ExitStatus(1)
 	}
 	fmt.Fprintln(hc.Stdout, real)

@@ -486,7 +486,7 @@ func (j *Jailer) renewSession(sj *sessionJail, why string) *sessionJail {
 	sj.mu.Lock()
 	sj.renewed = true
 	sj.mu.Unlock()
-	j.files.reset(sj) // the shell's file access moves to the new one
+	j.resetFiles(sj) // the shell's file access moves to the new one
 	if sj.rung == degrade.RungFull {
 		// Said each time: each ends what runs in the session.
 		fmt.Fprintf(j.warn, "wsh: %s: the session's jail ends, with what still runs in it, and a new one is made\n", why)
