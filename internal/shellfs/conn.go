@@ -34,7 +34,7 @@ type filesConn struct {
 	stop  context.CancelFunc
 	gone  chan struct{} // closed once the server's launch returned
 	pidfd atomic.Int64  // the server's pidfd (its first answer), or -1
-	said  *sync.Once    // that a command stopped it, said once a Jailer
+	said  *sync.Once    // that a command stopped it, said once a Files
 	warn  io.Writer
 	// closing is set when wsh ends it (close); sayEnd says once that it
 	// ended otherwise.
