@@ -39,8 +39,9 @@ type Core struct {
 	// RefusedFiles says that no jail can do the shell's file access,
 	// and none may be done without one.
 	RefusedFiles func() bool
-	// Refusal is the error of an access RefusedFiles refuses.
-	Refusal func() error
+	// Refuse is the error of an access to name that RefusedFiles
+	// refuses: the script stops (wsh says why).
+	Refuse func(ctx context.Context, name string) error
 	// StatFollow stats path, following symlinks, where the jail finds it.
 	StatFollow func(ctx context.Context, path string) (fs.FileInfo, error)
 	// Resolve is the path path leads to in the jail.

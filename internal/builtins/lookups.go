@@ -73,7 +73,7 @@ func splitFlags(args []string) (flags string, names []string) {
 
 // refusedLookup fails a lookup closed: no jail to look in.
 func (bs *Set) refusedLookup(ctx context.Context, name string) error {
-	return bs.core.AccessError(ctx, name, bs.core.Refusal())
+	return bs.core.Refuse(ctx, name)
 }
 
 // jailStat is stat in the jail, for the lookups (nil: on the host).

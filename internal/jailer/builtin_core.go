@@ -3,6 +3,8 @@
 package jailer
 
 import (
+	"context"
+	"io/fs"
 	"syscall"
 
 	"wsh/internal/builtins"
@@ -16,9 +18,13 @@ func (j *Jailer) newBuiltins() *builtins.Set {
 		Signal:       func(id string, sig syscall.Signal) { j.running.signal(id, sig, false) },
 		JailedFiles:  j.jailedFiles,
 		RefusedFiles: j.refusedFiles,
-		Refusal:      j.refusal,
-		StatFollow:   j.statFollow,
-		Resolve:      j.resolveIn,
-		AccessError:  accessError,
+		// The shell's file access is made after the builtins: asked
+		// for when used.
+		Refuse:     func(ctx context.Context, name string) error { return j.files.Refuse(ctx, name) },
+		StatFollow: func(ctx context.Context, p string) (fs.FileInfo, error) { return j.files.StatFollow(ctx, p) },
+		Resolve:    func(ctx context.Context, p string) (string, error) { return j.files.Resolve(ctx, p) },
+		AccessError: func(ctx context.Context, name string, err error) error {
+			return j.files.AccessError(ctx, name, err)
+		},
 	})
 }

@@ -25,6 +25,7 @@ import (
 
 	"wsh/internal/job"
 	"wsh/internal/proto"
+	"wsh/internal/shellfs"
 	"wsh/internal/streams"
 	"wsh/internal/umask"
 )
@@ -120,7 +121,7 @@ func (j *Jailer) close() error {
 	j.checkWatched()
 	var err error
 	j.sessions.Closing()
-	j.files.close()
+	j.files.Close()
 	err = j.sessions.Close()
 	if j.proxy != nil {
 		// What a command left connected ends with it (the session's
@@ -284,7 +285,7 @@ func (j *Jailer) homeOf(user string) (string, bool) {
 	if user == "" || strings.ContainsAny(user, ":\n") {
 		return "", false
 	}
-	f, err := j.openIn(context.Background(), userDB, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := j.files.OpenIn(context.Background(), userDB, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false
 	}
@@ -410,14 +411,14 @@ func (j *Jailer) fileHandlers() handlers {
 			if err := stopped(ctx); err != nil {
 				return nil, err
 			}
-			_, stream := streams.StdioFD(absolute(ctx, path))
+			_, stream := streams.StdioFD(shellfs.Absolute(ctx, path))
 			switch {
 			case j.refusedFiles() && !stream:
-				return nil, accessError(ctx, path, j.refusal())
+				return nil, j.files.Refuse(ctx, path)
 			case j.jailedFiles() || j.refusedFiles():
 				// The shell's own streams and the devices stay in wsh
 				// (a write to a stream that is a file is the jail's).
-				return j.open(ctx, path, flag, perm)
+				return j.files.Open(ctx, path, flag, perm)
 			case flag&os.O_CREATE == 0:
 				return hostOpen(ctx, path, flag, perm)
 			}
@@ -425,28 +426,28 @@ func (j *Jailer) fileHandlers() handlers {
 		},
 		stat: func(ctx context.Context, path string, follow bool) (fs.FileInfo, error) {
 			if j.refusedFiles() {
-				return nil, accessError(ctx, path, j.refusal())
+				return nil, j.files.Refuse(ctx, path)
 			}
 			if j.jailedFiles() {
-				return j.stat(ctx, path, follow)
+				return j.files.Stat(ctx, path, follow)
 			}
 			return hostStat(ctx, path, follow)
 		},
 		readDir: func(ctx context.Context, path string) ([]fs.DirEntry, error) {
 			if j.refusedFiles() {
-				return nil, accessError(ctx, path, j.refusal())
+				return nil, j.files.Refuse(ctx, path)
 			}
 			if j.jailedFiles() {
-				return j.readDir(ctx, path)
+				return j.files.ReadDir(ctx, path)
 			}
 			return hostReadDir(ctx, path)
 		},
 		access: func(ctx context.Context, path string, mode interp.AccessMode) error {
 			if j.refusedFiles() {
-				return accessError(ctx, path, j.refusal())
+				return j.files.Refuse(ctx, path)
 			}
 			if j.jailedFiles() {
-				return j.access(ctx, path, mode)
+				return j.files.Access(ctx, path, mode)
 			}
 			return hostAccess(ctx, path, mode)
 		},

@@ -35,6 +35,7 @@ import (
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 	"wsh/internal/session"
+	"wsh/internal/shellfs"
 	"wsh/internal/streams"
 	"wsh/internal/umask"
 )
@@ -46,7 +47,7 @@ type Jailer struct {
 	cfg      config.Config
 	writable []string
 	hiding   paths.Hiding
-	files    files                   // the shell's own file access, in the jail
+	files    *shellfs.Files          // the shell's own file access, in the jail
 	startDir string                  // the directory the Jailer was made in
 	fifoDir  string                  // the interpreter's own temporary directory
 	filters  map[degrade.Rung][]byte // each rung's seccomp program, compiled once
@@ -249,7 +250,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	if j.hiding, err = paths.NewHiding(w, hidden); err != nil {
 		return nil, err
 	}
-	j.files.j, j.startDir = j, dir
+	j.files, j.startDir = j.newFiles(), dir
 	// Nothing is protected in a hidden path: the hide covers it.
 	j.protector.Hidden = j.hiding.HiddenPaths
 	j.sessions = session.New(sessionCore{j}, &j.hiding, &j.shmDir, j.protector, warn)
@@ -387,8 +388,8 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	if _, refused := j.Refused(); j.jailedFiles() && !refused {
 		// In PATH as the jail finds it.
 		stat = func(p string) (fs.FileInfo, error) {
-			fi, err := j.statFollow(ctx, p)
-			if failed == nil && serverFailed(ctx, err) {
+			fi, err := j.files.StatFollow(ctx, p)
+			if failed == nil && shellfs.ServerFailed(ctx, err) {
 				failed = err
 			}
 			return fi, err
@@ -846,6 +847,14 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
+func unwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
+}
+
 // hostDir is dir resolved on the host: the start directory, for the
 // session's jail, made before any jail can resolve it.
 func (j *Jailer) hostDir(dir string) string {
@@ -861,7 +870,7 @@ func (j *Jailer) hostDir(dir string) string {
 // link, which it refuses. One it cannot resolve is left as it is.
 func (j *Jailer) jailDir(ctx context.Context, dir string) string {
 	if j.jailedFiles() {
-		if real, err := j.resolveIn(ctx, dir); err == nil {
+		if real, err := j.files.Resolve(ctx, dir); err == nil {
 			return real
 		}
 	} else if real, err := filepath.EvalSymlinks(dir); err == nil {

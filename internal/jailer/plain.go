@@ -3,7 +3,6 @@
 package jailer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"wsh/internal/proto"
+	"wsh/internal/shellfs"
 	"wsh/internal/umask"
 )
 
@@ -31,16 +31,8 @@ func (j *Jailer) notExecutable(ctx context.Context, c *command, errno syscall.Er
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), "No such file or directory")
 		return interp.ExitStatus(127)
 	}
-	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), errnoText(errno))
+	fmt.Fprintf(c.hc.Stderr, "wsh: %s: %s\n", c.name(), shellfs.ErrnoText(errno))
 	return interp.ExitStatus(126)
-}
-
-func errnoText(errno syscall.Errno) string {
-	s := errno.Error()
-	if s == "" {
-		return s
-	}
-	return string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
 }
 
 // plain runs a command unsandboxed: with the caller's next exec handler

@@ -104,7 +104,7 @@ exec /bin/sh -- "$p" "$@"`
 func (j *Jailer) readOnHost(ctx context.Context, path string) ([]byte, error) {
 	var fd int
 	if j.jailedFiles() {
-		f, err := j.openIn(ctx, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		f, err := j.files.OpenIn(ctx, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, &os.PathError{Op: "open", Path: path, Err: unwrapErrno(err)}
 		}

@@ -49,7 +49,7 @@ func (c sessionCore) NoteConfigs(prot *protect.Protection) { c.j.noteConfigs(pro
 func (c sessionCore) WatchBound(paths []proto.PathID)      { c.j.watchBound(paths) }
 func (c sessionCore) SayHooks(dir string)                  { c.j.sayHooks(dir, false) }
 func (c sessionCore) SayOnce(msg string)                   { c.j.sayOnce(msg) }
-func (c sessionCore) ResetFiles(sj *session.Jail)          { c.j.files.reset(sj) }
+func (c sessionCore) ResetFiles(sj *session.Jail)          { c.j.resetFiles(sj) }
 
 // Result is the request's protection, once launch.Run or
 // launch.StartSession returned (session.Pending).

@@ -1,8 +1,9 @@
 //go:build linux && cgo
 
-package jailer
+package shellfs
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -17,62 +18,47 @@ import (
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 
-	"wsh/degrade"
 	"wsh/internal/proto"
 	"wsh/internal/streams"
-	"wsh/internal/umask"
 )
 
 // The shell's own file access (the interpreter's open, read-dir, stat and
-// access handlers) is done in the jail, by the file server (files): a
+// access handlers) is done in the jail, by the file server (Files): a
 // redirection, a glob, cd, test and source see what a command sees, by the
 // kernel's rules and no others. What names the shell's own descriptors
 // (streams.StdioFD: /dev/stdin, /dev/fd/1, /proc/self/fd/2, ..., and the devices
 // /dev/null, /dev/tty, ...) stays in wsh, as it must. On the seccomp rung
 // and unsandboxed there is no file policy, and the shell opens directly.
 
-// jailedFiles says that the shell's file access is done in the jail: on
-// the rungs with a file policy of the kernel's (mounts, Landlock).
-func (j *Jailer) jailedFiles() bool {
-	return !j.cfg.NoSandbox && (j.rung == degrade.RungFull || j.rung == degrade.RungLandlock)
+// Refuse is the error of an access to name where no jail can do it and
+// none may be done without one: the script's end.
+func (f *Files) Refuse(ctx context.Context, name string) error {
+	v, _ := f.core.Refused()
+	return f.AccessError(ctx, name, &refusedError{v})
 }
 
-// refusedFiles says that no jail can do the shell's file access, and
-// none may be done without one: WSH_REQUIRE_SANDBOX, and the host refused
-// the jail, or gave only a rung below the floor.
-func (j *Jailer) refusedFiles() bool {
-	_, refused := j.Refused()
-	return refused && !j.cfg.NoSandbox
-}
-
-// refusal is the error of an access refusedFiles refuses.
-func (j *Jailer) refusal() error {
-	v, _ := j.Refused()
-	return &refusedError{v}
-}
-
-// absolute is name as the handler's directory makes it. Not
+// Absolute is name as the handler's directory makes it. Not
 // filepath.Join: cleaning "link/.." is not what the kernel does.
-func absolute(ctx context.Context, name string) string {
+func Absolute(ctx context.Context, name string) string {
 	if name == "" || filepath.IsAbs(name) {
 		return name
 	}
 	return interp.HandlerCtx(ctx).Dir + "/" + name
 }
 
-// openIn opens path in the jail.
-func (j *Jailer) openIn(ctx context.Context, path string, flag int, mode uint32) (*os.File, error) {
-	f, err := j.files.do(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path})
-	if err == nil && f == nil {
+// OpenIn opens path in the jail.
+func (f *Files) OpenIn(ctx context.Context, path string, flag int, mode uint32) (*os.File, error) {
+	file, err := f.do(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path})
+	if err == nil && file == nil {
 		err = syscall.EIO // an open answered without a descriptor
 	}
-	return f, err
+	return file, err
 }
 
-// open is the interpreter's open handler. A file it makes has bash's
+// Open is the interpreter's open handler. A file it makes has bash's
 // mode, 0666, less the script's umask.
-func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
-	path := absolute(ctx, name)
+func (f *Files) Open(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	path := Absolute(ctx, name)
 	if fd, ok := streams.StdioFD(path); ok {
 		// path is one of the canonical names (streams.StdioFD), so the name
 		// opened is the name decided on.
@@ -84,113 +70,104 @@ func (j *Jailer) open(ctx context.Context, name string, flag int, perm os.FileMo
 		// the jail may not.
 		real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 		if err != nil || !filepath.IsAbs(real) {
-			return nil, shellError(name, syscall.EACCES)
+			return nil, ShellError(name, syscall.EACCES)
 		}
 		path = real
 	}
 	var mode uint32
 	if flag&os.O_CREATE != 0 {
-		m, err := umask.Shell(interp.HandlerCtx(ctx))
+		m, err := f.core.Umask(interp.HandlerCtx(ctx))
 		if err != nil {
-			return nil, shellError(name, err)
+			return nil, ShellError(name, err)
 		}
 		mode = 0o666 &^ m
 	}
 	if flag&writeFlags == 0 {
-		f, err := j.openIn(ctx, path, flag, mode)
+		file, err := f.OpenIn(ctx, path, flag, mode)
 		if err != nil {
-			return nil, accessError(ctx, name, err)
+			return nil, f.AccessError(ctx, name, err)
 		}
-		return f, nil
+		return file, nil
 	}
 	// A write: the protected paths of the shell's directory are what the
-	// jail it is done in must protect, as a command's there (files.get),
-	// and, where the rung cannot keep one from being made or changed, what
-	// is said after, as after a command.
-	if !j.writeMu.TryRLock() {
-		return nil, shellError(name, errFilesEnded) // the Runner is closing
-	}
-	defer j.writeMu.RUnlock()
-	full := j.rung == degrade.RungFull
-	dir := j.hostDir(interp.HandlerCtx(ctx).Dir)
-	prot, err := j.protector.Protection(dir, full)
+	// jail it is done in must protect, as a command's there (get), and,
+	// where the rung cannot keep one from being made or changed, what is
+	// said after, as after a command (Core.Write).
+	dir, prot, done, err := f.core.Write(interp.HandlerCtx(ctx).Dir)
 	if err != nil {
-		return nil, shellError(name, err) // as a command's jail: none rather than one that leaves it writable
+		return nil, ShellError(name, err) // as a command's jail: none rather than one that leaves it writable
 	}
-	if !full {
-		prot.TakeStamps()
-	}
-	f, err := j.files.doWith(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path}, dir, &prot)
-	j.noteShellWrite(dir, &prot)
-	if err == nil && f == nil {
+	file, err := f.doWith(ctx, proto.FileRequest{Kind: proto.FileOpen, Flags: uint32(flag), Mode: mode, Path: path}, dir, prot)
+	done()
+	if err == nil && file == nil {
 		err = syscall.EIO
 	}
 	if err != nil {
-		return nil, accessError(ctx, name, err)
+		return nil, f.AccessError(ctx, name, err)
 	}
-	return f, nil
+	return file, nil
 }
 
 const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APPEND
 
-// stat is the interpreter's stat handler: the file the jail finds,
+// Stat is the interpreter's stat handler: the file the jail finds,
 // stated by wsh on a descriptor (O_PATH) the jail opened.
-func (j *Jailer) stat(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
-	path := absolute(ctx, name)
+func (f *Files) Stat(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
+	path := Absolute(ctx, name)
 	fl := unix.O_PATH
 	if !follow {
 		fl |= unix.O_NOFOLLOW
 	}
-	f, err := j.openIn(ctx, path, fl, 0)
+	file, err := f.OpenIn(ctx, path, fl, 0)
 	if err != nil {
-		return nil, accessError(ctx, path, err)
+		return nil, f.AccessError(ctx, path, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	defer file.Close()
+	fi, err := file.Stat()
 	if err != nil {
-		return nil, shellError(path, err)
+		return nil, ShellError(path, err)
 	}
 	return fi, nil
 }
 
-// statFollow stats path, following symlinks, where the jail finds it.
-func (j *Jailer) statFollow(ctx context.Context, path string) (fs.FileInfo, error) {
-	f, err := j.openIn(ctx, path, unix.O_PATH, 0)
+// StatFollow stats path, following symlinks, where the jail finds it.
+func (f *Files) StatFollow(ctx context.Context, path string) (fs.FileInfo, error) {
+	file, err := f.OpenIn(ctx, path, unix.O_PATH, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	defer f.Close()
-	return f.Stat()
+	defer file.Close()
+	return file.Stat()
 }
 
-// readDir is the interpreter's read-dir handler: the directory the jail
+// ReadDir is the interpreter's read-dir handler: the directory the jail
 // finds, listed by wsh on a descriptor the jail opened. An entry's Info
 // is asked of the jail too.
-func (j *Jailer) readDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
-	path := absolute(ctx, name)
-	f, err := j.openIn(ctx, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+func (f *Files) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	path := Absolute(ctx, name)
+	file, err := f.OpenIn(ctx, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, accessError(ctx, path, err)
+		return nil, f.AccessError(ctx, path, err)
 	}
-	defer f.Close()
-	ents, err := readDirents(int(f.Fd()))
+	defer file.Close()
+	ents, err := readDirents(int(file.Fd()))
 	if err != nil {
-		return nil, shellError(path, err)
+		return nil, ShellError(path, err)
 	}
 	out := make([]fs.DirEntry, 0, len(ents))
 	for _, e := range ents {
-		e.info = func() (fs.FileInfo, error) { return j.stat(ctx, path+"/"+e.name, false) }
+		e.info = func() (fs.FileInfo, error) { return f.Stat(ctx, path+"/"+e.name, false) }
 		out = append(out, e)
 	}
 	return out, nil
 }
 
-// access is the interpreter's access handler: checked in the jail, with
+// Access is the interpreter's access handler: checked in the jail, with
 // the jail's credentials.
-func (j *Jailer) access(ctx context.Context, name string, mode interp.AccessMode) error {
-	path := absolute(ctx, name)
-	if _, err := j.files.do(ctx, proto.FileRequest{Kind: proto.FileAccess, Mode: uint32(mode), Path: path}); err != nil {
-		return accessError(ctx, path, err)
+func (f *Files) Access(ctx context.Context, name string, mode interp.AccessMode) error {
+	path := Absolute(ctx, name)
+	if _, err := f.do(ctx, proto.FileRequest{Kind: proto.FileAccess, Mode: uint32(mode), Path: path}); err != nil {
+		return f.AccessError(ctx, path, err)
 	}
 	return nil
 }
@@ -291,36 +268,36 @@ func isFileFD(fd int) bool {
 	return m == unix.S_IFREG || m == unix.S_IFDIR
 }
 
-// accessError is the error of the shell's access to name: an error as a
+// AccessError is the error of the shell's access to name: an error as a
 // shell prints it, or, where no jail can do it (refusedError), the
 // script's end, as a command's refusal ends it.
-func accessError(ctx context.Context, name string, err error) error {
+func (f *Files) AccessError(ctx context.Context, name string, err error) error {
 	var re *refusedError
 	if errors.As(err, &re) {
 		fmt.Fprintf(interp.HandlerCtx(ctx).Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so the shell does not open %s; the script stops\n", re.v.Message(), name)
-		return failClosed(ctx)
+		return f.core.FailClosed(ctx)
 	}
-	if serverFailed(ctx, err) {
+	if ServerFailed(ctx, err) {
 		// No answer of the jail's: not a file that is missing or refused.
 		// A script that went on would take it for one ([ -e ] false).
 		fmt.Fprintf(interp.HandlerCtx(ctx).Stderr, "wsh: %s: %v; the script stops\n", name, err)
-		return failClosed(ctx)
+		return f.core.FailClosed(ctx)
 	}
-	return shellError(name, err)
+	return ShellError(name, err)
 }
 
-// serverFailed says that err is no answer of the jail's (an errno) but
+// ServerFailed says that err is no answer of the jail's (an errno) but
 // the file server's failure: it could not be started, or ended twice.
-func serverFailed(ctx context.Context, err error) bool {
+func ServerFailed(ctx context.Context, err error) bool {
 	var errno syscall.Errno
 	return err != nil && ctx.Err() == nil && !errors.As(err, &errno) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// shellError is the error of an in-process operation, printed as a shell
+// ShellError is the error of an in-process operation, printed as a shell
 // prints it: "wsh: PATH: Read-only file system". mvdan.cc/sh needs an
 // *os.PathError (any other error stops the script).
-func shellError(path string, err error) error {
+func ShellError(path string, err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
@@ -335,18 +312,14 @@ func shellError(path string, err error) error {
 // errnoError prints an errno as strerror does, capitalized.
 type errnoError struct{ errno syscall.Errno }
 
-func (e errnoError) Error() string { return errnoText(e.errno) }
+func (e errnoError) Error() string { return ErrnoText(e.errno) }
 func (e errnoError) Unwrap() error { return e.errno }
 
-// resolveIn is the path path leads to in the jail (proto.FileResolve).
-func (j *Jailer) resolveIn(ctx context.Context, path string) (string, error) {
-	return j.files.resolve(ctx, path)
-}
-
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
+// ErrnoText is errno as strerror says it, capitalized.
+func ErrnoText(errno syscall.Errno) string {
+	s := errno.Error()
+	if s == "" {
+		return s
 	}
-	return err
+	return string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
 }
