@@ -123,12 +123,10 @@ func (j *Jailer) close() error {
 	j.sessions.Closing()
 	j.files.Close()
 	err = j.sessions.Close()
-	if j.proxy != nil {
-		// What a command left connected ends with it (the session's
-		// processes are gone by now).
-		if perr := j.proxy.Close(); err == nil {
-			err = perr
-		}
+	// What a command left connected ends with the proxy (the session's
+	// processes are gone by now).
+	if perr := j.net.Close(); err == nil {
+		err = perr
 	}
 	// The placeholders wsh made go, once no jail binds them: a command
 	// still running (its jail's end is being waited for) keeps them, for

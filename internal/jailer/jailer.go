@@ -28,6 +28,7 @@ import (
 	"wsh/internal/cowhome"
 	"wsh/internal/gitmediate"
 	"wsh/internal/initproc"
+	"wsh/internal/jailnet"
 	"wsh/internal/launch"
 	"wsh/internal/netproxy"
 	"wsh/internal/paths"
@@ -118,14 +119,9 @@ type Jailer struct {
 	// closeOnce makes Close's work once; closeErr is what it returned.
 	closeOnce sync.Once
 	closeErr  error
-	// proxy is wsh's network proxy, whose listeners are in the jails'
-	// network namespaces (bridge); nil with the host's network.
-	proxy     *netproxy.Proxy
-	hostProxy struct { // its listener on the host's loopback (lowerProxy)
-		once sync.Once
-		port uint16
-		err  error
-	}
+	// net is the jails' network: wsh's proxy, with WSH_NETWORK=proxy or
+	// none.
+	net *jailnet.Network
 	// startFailure is the verdict of the jail made when the Jailer was,
 	// when it failed for another reason than a refusal.
 	startFailure *degrade.Verdict
@@ -195,7 +191,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
 	j.builtins = j.newBuiltins()
 	// Until a jail's init hands it a listener, the proxy holds nothing.
-	if j.proxy, err = newProxy(cfg, warn); err != nil {
+	if j.net, err = jailnet.New(cfg, warn, landlockABI()); err != nil {
 		return nil, err
 	}
 	if cfg.RequireSandbox != config.FloorNone {
@@ -351,10 +347,10 @@ func (j *Jailer) compileSplitFilter() ([2][]byte, error) {
 
 func (j *Jailer) compile(rung degrade.Rung, session bool) ([]byte, error) {
 	spec := proto.Spec{AllowUnix: j.allowUnix(rung), Rung: rung, HostNetwork: j.HostNetwork(), Session: session}
-	if j.lowerProxy(rung) {
+	if j.net.Lower(rung) {
 		// The filter leaves TCP to Landlock, which limits it to the
 		// proxy's port: the proxy listens before any command runs.
-		port, err := j.hostProxyPort()
+		port, err := j.net.HostPort()
 		if err != nil {
 			return nil, err
 		}
@@ -498,8 +494,8 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 	var gitErr error
 	var gitEnd *os.File
 	if rung != degrade.RungFull {
-		// The full rung's comes with its bridge (attachProxy).
-		spec.ProxyPort = j.proxyPort(rung)
+		// The full rung's comes with its bridge (jailnet.Network.Attach).
+		spec.ProxyPort = j.net.Port(rung)
 	} else {
 		spec.GitFilter, gitErr = j.compileGitFilter()
 		if gitErr == nil {
@@ -567,15 +563,15 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung degrade.Rung, askPr
 	// The jail listens for the proxy as a command's does.
 	env := []string{}
 	if askProxy {
-		env = j.jailEnv(env, rung)
+		env = j.net.Env(env, rung)
 	}
 	req, pp := j.request(rung, dir, "/proc/self/exe", []string{proto.ReadbackArg0, hs.Home, hs.State}, env, nil, &out, &errb)
 	defer j.home.Attach(req)()
-	br, err := j.attachProxy(req)
+	br, err := j.net.Attach(req)
 	if err != nil {
 		return degrade.Verdict{}, nil, err
 	}
-	defer br.close()
+	defer br.Close()
 	o := launch.Run(ctx, req)
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
@@ -744,7 +740,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	j.terminals.Note(c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	if j.sessions.Current() != nil {
 		sc := &session.Command{Name: c.name(), Umask: func() (uint32, error) { return umask.Shell(c.hc) }, Launch: launch.Command{
-			Path: c.path, Args: c.args, Env: j.jailEnv(c.env, j.rung), Dir: dir,
+			Path: c.path, Args: c.args, Env: j.net.Env(c.env, j.rung), Dir: dir,
 			Stdin: c.hc.Stdin, Stdout: c.hc.Stdout, Stderr: c.hc.Stderr, KillTimeout: j.KillTimeout,
 			Signals: c.signals(),
 		}}
@@ -754,7 +750,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 			return j.outcome(ctx, c, out)
 		}
 	}
-	req, pp := j.request(j.rung, dir, c.path, c.args, j.jailEnv(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
+	req, pp := j.request(j.rung, dir, c.path, c.args, j.net.Env(c.env, j.rung), c.hc.Stdin, c.hc.Stdout, c.hc.Stderr)
 	req.Signals = c.signals()
 	// Always given: the init, cloned from wsh, would otherwise take the
 	// process's umask as it is at the clone, which another shell's
@@ -766,7 +762,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	req.Spec.Umask, req.Spec.UmaskSet = uint16(m), true
 	done := j.home.Attach(req)
-	br, err := j.attachProxy(req)
+	br, err := j.net.Attach(req)
 	if err != nil {
 		done()
 		fmt.Fprintf(c.hc.Stderr, "wsh: %s: %v\n", c.name(), err)
@@ -774,7 +770,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	}
 	out := launch.Run(ctx, req)
 	done()
-	br.close()
+	br.Close()
 	if pp.prot != nil {
 		j.watchProtection(pp.prot, false)
 	}
@@ -887,7 +883,7 @@ func (j *Jailer) warnOnce() {
 			withheld = append(withheld, "WSH_UNIX_SOCKETS=allow is withheld while WSH_HIDE is set (Landlock cannot keep "+
 				"a unix socket beneath a hidden path from being connected to), so socket(AF_UNIX) is refused")
 		}
-		if w := j.proxyWithheld(); w != "" {
+		if w := j.net.Withheld(j.rung); w != "" {
 			withheld = append(withheld, w)
 		}
 		fmt.Fprintln(j.warn, degrade.Warning(v, j.rung, landlockABI(), withheld...))
@@ -903,3 +899,7 @@ func (j *Jailer) refuse(ctx context.Context, c *command, why string) error {
 	fmt.Fprintf(c.hc.Stderr, "wsh: %s; WSH_REQUIRE_SANDBOX is set, so %s does not run; the script stops\n", why, c.name())
 	return failClosed(ctx)
 }
+
+// Blocked returns the hosts the proxy refused, in the order of their
+// first refusal.
+func (j *Jailer) Blocked() []netproxy.Refusal { return j.net.Blocked() }

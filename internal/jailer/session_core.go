@@ -32,8 +32,8 @@ func (c sessionCore) SplitFilter() ([2][]byte, error) { return c.j.compileSplitF
 func (c sessionCore) AttachHome(req *launch.Request) func() { return c.j.home.Attach(req) }
 
 func (c sessionCore) AttachProxy(req *launch.Request) (func(), error) {
-	br, err := c.j.attachProxy(req)
-	return br.close, err
+	br, err := c.j.net.Attach(req)
+	return br.Close, err
 }
 
 func (c sessionCore) Probe(ctx context.Context, dir string, rung degrade.Rung) degrade.Verdict {

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package jailnet
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,11 +27,36 @@ import (
 // dropped, can listen there instead.
 const jailProxyPort = 900
 
-// newProxy is the proxy of a Jailer whose jails have a network of their
-// own: with WSH_NETWORK=proxy it connects to what the lists allow; with
-// none it refuses every request at once, so that a tool that honours
-// HTTP_PROXY stops at once and says why, instead of retrying a lookup
-// that cannot succeed. Each host refused is said once on warn.
+// A Network is the network of a Runner's jails: with WSH_NETWORK=proxy
+// or none, wsh's proxy, which a full rung's jail reaches on its own
+// loopback (a Bridge) and a landlock rung's on the host's; with host, or
+// opted out, none of wsh's. It is safe for concurrent use.
+type Network struct {
+	network     config.Network
+	proxy       *netproxy.Proxy
+	landlockABI int
+	host        struct { // the proxy's listener on the host's loopback (Lower)
+		once sync.Once
+		port uint16
+		err  error
+	}
+}
+
+// New is the network of cfg's jails, with the kernel's Landlock ABI
+// (0: none). Its proxy, if any, holds nothing until a jail's init hands
+// it a listener (Attach) or a landlock rung asks for one (HostPort).
+func New(cfg config.Config, warn io.Writer, landlockABI int) (*Network, error) {
+	n := &Network{network: cfg.Network, landlockABI: landlockABI}
+	var err error
+	n.proxy, err = newProxy(cfg, warn)
+	return n, err
+}
+
+// newProxy is the proxy of jails that have a network of their own: with
+// WSH_NETWORK=proxy it connects to what the lists allow; with none it
+// refuses every request at once, so that a tool that honours HTTP_PROXY
+// stops at once and says why, instead of retrying a lookup that cannot
+// succeed. Each host refused is said once on warn.
 func newProxy(cfg config.Config, warn io.Writer) (*netproxy.Proxy, error) {
 	if cfg.NoSandbox || cfg.Network == config.NetworkHost {
 		return nil, nil
@@ -70,11 +96,19 @@ func maxProxyConns() int {
 
 // Blocked returns the hosts the proxy refused, in the order of their
 // first refusal.
-func (j *Jailer) Blocked() []netproxy.Refusal {
-	if j.proxy == nil {
+func (n *Network) Blocked() []netproxy.Refusal {
+	if n.proxy == nil {
 		return nil
 	}
-	return j.proxy.Refused()
+	return n.proxy.Refused()
+}
+
+// Close ends the proxy and what it still serves.
+func (n *Network) Close() error {
+	if n.proxy == nil {
+		return nil
+	}
+	return n.proxy.Close()
 }
 
 // proxyVars are the variables that point a command at the proxy: the
@@ -90,73 +124,73 @@ var proxyVars = []string{
 // are in its jail.
 var noProxyVars = []string{"NO_PROXY", "no_proxy", "npm_config_noproxy"}
 
-// lowerProxy says that jails of rung reach the proxy with no network
+// Lower says that jails of rung reach the proxy with no network
 // namespace: WSH_NETWORK=proxy on the landlock rung with Landlock ABI 4,
 // where a command may connect to the proxy's port on the host's loopback
 // and nowhere else (and, Landlock's rule being a port's, to that port on
 // any address: the warning says so). Below ABI 4, and on the seccomp
 // rung, commands have no network.
-func (j *Jailer) lowerProxy(rung degrade.Rung) bool {
-	return j.proxy != nil && j.cfg.Network == config.NetworkProxy && rung == degrade.RungLandlock && landlockABI() >= 4
+func (n *Network) Lower(rung degrade.Rung) bool {
+	return n.proxy != nil && n.network == config.NetworkProxy && rung == degrade.RungLandlock && n.landlockABI >= 4
 }
 
-// hostProxyPort is the port of the proxy's listener on the host's
+// HostPort is the port of the proxy's listener on the host's
 // loopback, for the landlock rung: started once, served until the proxy
 // is closed.
-func (j *Jailer) hostProxyPort() (uint16, error) {
-	j.hostProxy.once.Do(func() {
+func (n *Network) HostPort() (uint16, error) {
+	n.host.once.Do(func() {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
-			j.hostProxy.err = fmt.Errorf("the proxy's listener: %w", err)
+			n.host.err = fmt.Errorf("the proxy's listener: %w", err)
 			return
 		}
-		j.hostProxy.port = uint16(l.Addr().(*net.TCPAddr).Port)
-		go j.proxy.Serve(l)
+		n.host.port = uint16(l.Addr().(*net.TCPAddr).Port)
+		go n.proxy.Serve(l)
 	})
-	return j.hostProxy.port, j.hostProxy.err
+	return n.host.port, n.host.err
 }
 
-// proxyWithheld is what the warning of a degraded Jailer says of
-// WSH_NETWORK=proxy, when it is asked for: what of it holds on the rung
-// in force.
-func (j *Jailer) proxyWithheld() string {
-	if j.cfg.Network != config.NetworkProxy || j.rung == degrade.RungFull {
+// Withheld is what the warning of a degraded Runner says of
+// WSH_NETWORK=proxy, when it is asked for: what of it holds on rung, the
+// rung in force.
+func (n *Network) Withheld(rung degrade.Rung) string {
+	if n.network != config.NetworkProxy || rung == degrade.RungFull {
 		return ""
 	}
 	switch {
-	case j.lowerProxy(j.rung):
-		p := j.hostProxy.port
+	case n.Lower(rung):
+		p := n.host.port
 		return fmt.Sprintf("with WSH_NETWORK=proxy, commands reach the proxy on the host's loopback (127.0.0.1:%d) and "+
 			"make no other TCP connection, listen on no socket (unix ones included) and make no UDP or other socket but "+
 			"unix ones; Landlock's rule is a port's, though, so "+
 			"port %d on any other address is in reach too, past the proxy", p, p)
-	case j.rung == degrade.RungNone:
+	case rung == degrade.RungNone:
 		return "WSH_NETWORK=proxy is not in force: commands have the host's network"
 	}
 	return "WSH_NETWORK=proxy is withheld: without Landlock's TCP rules (ABI 4) nothing can keep a connection to the proxy, " +
 		"so commands have no network, as with WSH_NETWORK=none"
 }
 
-// proxyPort is the proxy's port for a jail of rung: in its own network
+// Port is the proxy's port for a jail of rung: in its own network
 // namespace on the full rung, on the host's loopback on the landlock rung
-// (lowerProxy), or 0: no proxy.
-func (j *Jailer) proxyPort(rung degrade.Rung) uint16 {
+// (Lower), or 0: no proxy.
+func (n *Network) Port(rung degrade.Rung) uint16 {
 	switch {
-	case j.proxy == nil:
+	case n.proxy == nil:
 		return 0
 	case rung == degrade.RungFull:
 		return jailProxyPort
-	case j.lowerProxy(rung):
-		return j.hostProxy.port // hostProxyPort was called by compileFilter
+	case n.Lower(rung):
+		return n.host.port // HostPort was called before any command ran
 	}
 	return 0
 }
 
-// jailEnv is env for a command in a jail of rung: pointed at the proxy
-// where the jail has one. What env said of a proxy is replaced: the
-// host's proxy is not reachable from the jail.
-func (j *Jailer) jailEnv(env []string, rung degrade.Rung) []string {
-	port := j.proxyPort(rung)
+// Env is env for a command in a jail of rung: pointed at the proxy where
+// the jail has one. What env said of a proxy is replaced: the host's
+// proxy is not reachable from the jail.
+func (n *Network) Env(env []string, rung degrade.Rung) []string {
+	port := n.Port(rung)
 	if port == 0 {
 		return env
 	}
@@ -164,7 +198,7 @@ func (j *Jailer) jailEnv(env []string, rung degrade.Rung) []string {
 	out := make([]string, 0, len(env)+len(proxyVars)+len(noProxyVars))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if !contains(proxyVars, k) && !contains(noProxyVars, k) {
+		if !slices.Contains(proxyVars, k) && !slices.Contains(noProxyVars, k) {
 			out = append(out, kv)
 		}
 	}
@@ -174,7 +208,7 @@ func (j *Jailer) jailEnv(env []string, rung degrade.Rung) []string {
 	for _, k := range noProxyVars {
 		out = append(out, k+"=localhost,127.0.0.1,::1")
 	}
-	if _, set := lookupEnvOK(env, "PIP_RETRIES"); j.cfg.Network == config.NetworkNone && !set {
+	if !hasVar(env, "PIP_RETRIES") && n.network == config.NetworkNone {
 		// pip retries a refused tunnel five times, for about ten
 		// seconds; with no network there is nothing to retry.
 		out = append(out, "PIP_RETRIES=0")
@@ -182,12 +216,12 @@ func (j *Jailer) jailEnv(env []string, rung degrade.Rung) []string {
 	return out
 }
 
-// A bridge is a jail's way to the proxy: the init listens in the jail's
+// A Bridge is a jail's way to the proxy: the init listens in the jail's
 // network namespace and sends the listener over a socket pair, whose
 // other end the bridge reads; the proxy then serves that listener, from
 // wsh's process. No command holds the pair (the init closes its end
 // before any runs), and no path in any file system leads to it.
-type bridge struct {
+type Bridge struct {
 	ours   *net.UnixConn
 	theirs *os.File
 	done   chan struct{}
@@ -197,11 +231,11 @@ type bridge struct {
 	closed bool
 }
 
-// attachProxy gives req, a full rung's jail, the proxy: the port it
-// listens on and the init's end of the bridge. It returns the bridge,
-// to close once the jail has ended, or nil with no proxy.
-func (j *Jailer) attachProxy(req *launch.Request) (*bridge, error) {
-	if j.proxy == nil || req.Spec.Rung != degrade.RungFull {
+// Attach gives req, a full rung's jail, the proxy: the port it listens on
+// and the init's end of the bridge. It returns the bridge, to close once
+// the jail has ended, or nil with no proxy.
+func (n *Network) Attach(req *launch.Request) (*Bridge, error) {
+	if n.proxy == nil || req.Spec.Rung != degrade.RungFull {
 		return nil, nil
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -215,15 +249,15 @@ func (j *Jailer) attachProxy(req *launch.Request) (*bridge, error) {
 		unix.Close(fds[1])
 		return nil, fmt.Errorf("the proxy's socket pair: %w", err)
 	}
-	b := &bridge{ours: c.(*net.UnixConn), theirs: os.NewFile(uintptr(fds[1]), "wsh-proxy-init"), done: make(chan struct{})}
+	b := &Bridge{ours: c.(*net.UnixConn), theirs: os.NewFile(uintptr(fds[1]), "wsh-proxy-init"), done: make(chan struct{})}
 	req.Spec.ProxyPort, req.Proxy = jailProxyPort, b.theirs
-	go b.serve(j.proxy)
+	go b.serve(n.proxy)
 	return b, nil
 }
 
 // serve waits for the init's listener and serves it until the bridge
 // is closed.
-func (b *bridge) serve(p *netproxy.Proxy) {
+func (b *Bridge) serve(p *netproxy.Proxy) {
 	defer close(b.done)
 	l, err := b.receive()
 	if err != nil {
@@ -241,7 +275,7 @@ func (b *bridge) serve(p *netproxy.Proxy) {
 }
 
 // receive reads the one listener the init sends.
-func (b *bridge) receive() (net.Listener, error) {
+func (b *Bridge) receive() (net.Listener, error) {
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	_, oobn, _, _, err := b.ours.ReadMsgUnix(make([]byte, 1), oob)
 	if err != nil {
@@ -273,9 +307,10 @@ func (b *bridge) receive() (net.Listener, error) {
 	return l, nil
 }
 
-// close stops serving the jail's listener (what it accepted ends with
-// the jail's processes) and waits for the bridge's goroutine.
-func (b *bridge) close() {
+// Close stops serving the jail's listener (what it accepted ends with
+// the jail's processes) and waits for the bridge's goroutine. A nil
+// Bridge (no proxy) does nothing.
+func (b *Bridge) Close() {
 	if b == nil {
 		return
 	}
@@ -288,4 +323,9 @@ func (b *bridge) close() {
 	b.ours.Close()
 	b.theirs.Close()
 	<-b.done
+}
+
+// hasVar says whether env sets key.
+func hasVar(env []string, key string) bool {
+	return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
 }
