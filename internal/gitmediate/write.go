@@ -193,7 +193,7 @@ func (m *Mediator) say(host, key, why string) {
 }
 
 // shown is p as a message shows it: quoted where it has a character that
-// does not print (as package jailer's shown, worktree.go).
+// does not print (as package worktree's and package watch's shown).
 func shown(p string) string {
 	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return strconv.Quote(p)

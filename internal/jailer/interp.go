@@ -116,9 +116,9 @@ func (j *Jailer) close() error {
 	if j.terminals.Any() {
 		// A command still running (a background job, cancelled as the
 		// run ended) could change the settings after they are put back.
-		j.waitCommands(j.KillTimeout + time.Second)
+		j.watch.Wait(j.KillTimeout + time.Second)
 	}
-	j.checkWatched()
+	j.watch.CheckAll()
 	var err error
 	j.sessions.Closing()
 	j.files.Close()
@@ -131,13 +131,11 @@ func (j *Jailer) close() error {
 	// The placeholders wsh made go, once no jail binds them: a command
 	// still running (its jail's end is being waited for) keeps them, for
 	// the next run to remove.
-	j.waitCommands(j.KillTimeout + time.Second)
+	j.watch.Wait(j.KillTimeout + time.Second)
 	// No write of the shell's is between its protection and its open
 	// (its server is gone: none starts after this).
 	j.writeMu.Lock()
-	j.watchMu.Lock()
-	inUse := len(j.watching) > 0
-	j.watchMu.Unlock()
+	inUse := j.watch.Running()
 	if j.protector != nil {
 		j.protector.End(inUse)
 	}

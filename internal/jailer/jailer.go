@@ -39,6 +39,8 @@ import (
 	"wsh/internal/shellfs"
 	"wsh/internal/streams"
 	"wsh/internal/umask"
+	"wsh/internal/watch"
+	"wsh/internal/worktree"
 )
 
 // A Jailer runs external commands for an interp.Runner: in the jail, or
@@ -82,20 +84,13 @@ type Jailer struct {
 	startOnce   sync.Once
 	// gitNote is said once, with the first git command, when the start
 	// directory lies below the top of a repository that is not writable.
-	gitNote  string
-	gitOnce  sync.Once
-	madeSaid sync.Map // protected paths a command made, said once each
-	// configs are the git configs protected so far, by path and
-	// identity (noteConfigs); nil until the first protection is taken.
-	configsMu   sync.Mutex
-	configs     map[configSeen]bool
-	noGroups    atomic.Bool // setpgid is refused: unsandboxed commands stay in wsh's group
-	watchMu     sync.Mutex
-	watching    map[*protect.Protection]bool   // the protection of each command running
-	shellWrites map[string]*protect.Protection // noteShellWrite
-	// bound are the stamps of the paths bound read-only in a live
-	// session, taken at the bind (watchBound).
-	bound map[string]string
+	gitNote string
+	gitOnce sync.Once
+	// watch says what commands did to the protected paths that their
+	// jails could not keep them from, and what else is said once.
+	watch     *watch.Watch
+	worktrees worktree.Checker // the worktrees a command added off the host
+	noGroups  atomic.Bool      // setpgid is refused: unsandboxed commands stay in wsh's group
 	// writeMu is held (read) by a write of the shell's from its
 	// protection to its open, and for good by Close before the
 	// placeholders go.
@@ -186,9 +181,11 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 	worktreeNote := ""
 	if !cfg.NoSandbox && startWhy == "" && real[dir] != "" {
 		// Started in a linked worktree: its repository's .git too.
-		w, worktreeNote = addLinkedCommon(real[dir], w, environ)
+		w, worktreeNote = worktree.AddLinkedCommon(real[dir], w, environ)
 	}
 	j := &Jailer{cfg: cfg, writable: w, warn: warn, KillTimeout: proto.DefaultKillTimeout}
+	j.watch = watch.New(warn, func() degrade.Rung { return j.rung })
+	j.worktrees = worktree.Checker{Writable: w, Sample: j.running.sample, Warn: warn, Once: j.watch.Once}
 	j.builtins = j.newBuiltins()
 	// Until a jail's init hands it a listener, the proxy holds nothing.
 	if j.net, err = jailnet.New(cfg, warn, landlockABI()); err != nil {
@@ -220,7 +217,7 @@ func NewJailer(cfg config.Config, dir string, environ []string, warn io.Writer) 
 		j.startNote = worktreeNote // said, as the start directory's, with the first command
 	}
 	if startWhy == "" && worktreeNote == "" && real[dir] != "" {
-		j.gitNote = repoAboveNote(real[dir], w)
+		j.gitNote = worktree.RepoAboveNote(real[dir], w)
 	}
 	var plan launch.HomePlan
 	var why string
@@ -418,14 +415,14 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 		// command was running, where it would have got the signal.
 		return hc.Builtin(ctx, []string{"exit", strconv.Itoa(128 + int(sig))})
 	}
-	wts := j.takeWorktrees(hc.Dir)
+	wts := j.worktrees.Take(hc.Dir)
 	err = j.run(ctx, c)
-	err = j.checkWorktrees(wts, err)
+	err = j.worktrees.Check(wts, err)
 	// What the shell's redirections wrote, its own and those before it,
-	// once each file is written (noteShellWrite), and what was written
-	// through a path bound read-only during the run (watchBound).
-	j.checkShellWrites()
-	j.checkBound()
+	// once each file is written (watch.ShellWrite), and what was written
+	// through a path bound read-only during the run (watch.Bound).
+	j.watch.CheckShellWrites()
+	j.watch.CheckBound()
 	return interrupted(ctx, c.rc, err)
 }
 
@@ -524,7 +521,7 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 			}
 			pp.prot = &prot
 			if rung == degrade.RungFull {
-				j.noteConfigs(&prot)
+				j.watch.NoteConfigs(&prot)
 			}
 			if pp.git != nil {
 				pp.git.SetConfigs(prot.Paths)
@@ -532,7 +529,7 @@ func (j *Jailer) request(rung degrade.Rung, dir, path string, args, env []string
 			if rung != degrade.RungFull {
 				prot.TakeStamps()
 			}
-			j.watchProtection(pp.prot, true)
+			j.watch.Protection(pp.prot, true)
 			return b, nil
 		},
 		Stdin:       stdin,
@@ -574,7 +571,7 @@ func (j *Jailer) probe(ctx context.Context, dir string, rung degrade.Rung, askPr
 	defer br.Close()
 	o := launch.Run(ctx, req)
 	if pp.prot != nil {
-		j.watchProtection(pp.prot, false)
+		j.watch.Protection(pp.prot, false)
 	}
 	if pp.err != nil {
 		return degrade.Verdict{}, nil, pp.err
@@ -772,7 +769,7 @@ func (j *Jailer) jailed(ctx context.Context, c *command) error {
 	done()
 	br.Close()
 	if pp.prot != nil {
-		j.watchProtection(pp.prot, false)
+		j.watch.Protection(pp.prot, false)
 	}
 	if err := ctx.Err(); err == nil && pp.err != nil {
 		// The protected paths cannot all be known: the init failed its
@@ -829,7 +826,7 @@ func (j *Jailer) startNoteNow() string {
 
 // sayOnce says msg on the warning stream, once for each msg.
 func (j *Jailer) sayOnce(msg string) {
-	if _, said := j.madeSaid.LoadOrStore("session:"+msg, true); !said {
+	if j.watch.Once("session:" + msg) {
 		fmt.Fprintln(j.warn, msg)
 	}
 }

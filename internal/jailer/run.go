@@ -11,7 +11,9 @@ import (
 
 	"mvdan.cc/sh/v3/interp"
 
+	"wsh/degrade"
 	"wsh/internal/job"
+	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
 
@@ -23,7 +25,7 @@ type runState struct {
 	// ends, in every interpreter of it (a subshell's, a command
 	// substitution's), as bash's script does.
 	interrupted atomic.Bool
-	// ranCommand: an external command ran (noteConfigsAtEnd).
+	// ranCommand: an external command ran (watch.NoteConfigsAtEnd).
 	ranCommand atomic.Bool
 }
 
@@ -65,11 +67,13 @@ func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) err
 // the git configs the last command made (when a command ran), what was
 // written through a path bound read-only.
 func (j *Jailer) endChecks(ranCommand bool) {
-	j.checkShellWrites()
-	if ranCommand {
-		j.noteConfigsAtEnd()
+	j.watch.CheckShellWrites()
+	if ranCommand && !j.cfg.NoSandbox && j.rung == degrade.RungFull {
+		j.watch.NoteConfigsAtEnd(func() (protect.Protection, error) {
+			return j.protector.Protection(j.filesDir(), false)
+		})
 	}
-	j.checkBound()
+	j.watch.CheckBound()
 }
 
 // EndChecks are a Run's last checks (endChecks) for package wrap, whose

@@ -42,12 +42,12 @@ func (c sessionCore) Probe(ctx context.Context, dir string, rung degrade.Rung) d
 }
 
 func (c sessionCore) WatchProtection(prot *protect.Protection, running bool) {
-	c.j.watchProtection(prot, running)
+	c.j.watch.Protection(prot, running)
 }
 
-func (c sessionCore) NoteConfigs(prot *protect.Protection) { c.j.noteConfigs(prot) }
-func (c sessionCore) WatchBound(paths []proto.PathID)      { c.j.watchBound(paths) }
-func (c sessionCore) SayHooks(dir string)                  { c.j.sayHooks(dir, false) }
+func (c sessionCore) NoteConfigs(prot *protect.Protection) { c.j.watch.NoteConfigs(prot) }
+func (c sessionCore) WatchBound(paths []proto.PathID)      { c.j.watch.Bound(paths) }
+func (c sessionCore) SayHooks(dir string)                  { c.j.watch.SayHooks(dir) }
 func (c sessionCore) SayOnce(msg string)                   { c.j.sayOnce(msg) }
 func (c sessionCore) ResetFiles(sj *session.Jail)          { c.j.resetFiles(sj) }
 

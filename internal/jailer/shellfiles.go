@@ -62,7 +62,7 @@ func (j *Jailer) shellWrite(dir string) (string, *protect.Protection, func(), er
 		prot.TakeStamps()
 	}
 	return dir, &prot, func() {
-		j.noteShellWrite(dir, &prot)
+		j.watch.ShellWrite(dir, &prot)
 		j.writeMu.RUnlock()
 	}, nil
 }
@@ -126,7 +126,7 @@ func (j *Jailer) launchFiles(ctx context.Context, dir string, sock *os.File, sta
 		out := launch.Run(ctx, req)
 		done()
 		if pp.prot != nil {
-			j.watchProtection(pp.prot, false)
+			j.watch.Protection(pp.prot, false)
 		}
 		if pp.err != nil {
 			// The protected paths cannot all be known: the init failed
@@ -204,7 +204,7 @@ func (fj *filesJail) Protect(ctx context.Context, dir string, prot *protect.Prot
 	if sj.Stale(&own, hidden) == "" {
 		return // stale for dir alone: a server of its own does it (get)
 	}
-	j.noteConfigs(&own)
+	j.watch.NoteConfigs(&own)
 	if err := j.sessions.ProtectInPlace(ctx, sj, &own); err != nil {
 		fmt.Fprintf(j.warn, "wsh: %s could not be protected in the session's jail (%v)\n", sj.Unprotected(&own), err)
 	}

@@ -1,10 +1,11 @@
 //go:build linux && cgo
 
-package jailer
+package worktree
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,19 +112,32 @@ func gitCommon(dir string) string {
 	}
 }
 
-// worktreeNames are the linked worktrees of the repositories a command
-// can reach, as it starts: those whose working tree holds its directory
-// or a writable path. checkWorktrees compares them with what is there
-// once it ended.
-type worktreeNames struct {
+// A Checker takes the linked worktrees a command can reach as it starts
+// (Take) and says, once it ended, those it added off the host (Check).
+type Checker struct {
+	// Writable are the Jailer's writable paths.
+	Writable []string
+	// Sample is the count of commands started and of those running now.
+	Sample func() (starts uint64, running int)
+	// Warn is where what is found is said.
+	Warn io.Writer
+	// Once reports whether key is said for the first time (and notes it).
+	Once func(key string) bool
+}
+
+// Names are the linked worktrees of the repositories a command can reach,
+// as it starts: those whose working tree holds its directory or a
+// writable path. Check compares them with what is there once it ended.
+type Names struct {
 	names  map[string]map[string]bool // by common directory
 	starts uint64                     // the commands started, as it started
 	alone  bool                       // no other command of the Runner ran then
 }
 
-func (j *Jailer) takeWorktrees(dir string) *worktreeNames {
-	w := &worktreeNames{names: map[string]map[string]bool{}}
-	for _, d := range append([]string{dir}, j.writable...) {
+// Take notes the linked worktrees a command working in dir can reach.
+func (k *Checker) Take(dir string) *Names {
+	w := &Names{names: map[string]map[string]bool{}}
+	for _, d := range append([]string{dir}, k.Writable...) {
 		c := gitCommon(d)
 		if c == "" || w.names[c] != nil {
 			continue
@@ -136,12 +150,12 @@ func (j *Jailer) takeWorktrees(dir string) *worktreeNames {
 		w.names[c] = set
 	}
 	var n int
-	w.starts, n = j.running.sample()
+	w.starts, n = k.Sample()
 	w.alone = n == 1
 	return w
 }
 
-// checkWorktrees says which worktrees were added, while a command ran,
+// Check says which worktrees were added, while a command ran,
 // whose working tree is not on the host (git worktree add ../x, from a
 // project under the home: x lies outside the writable paths, where the
 // jail's writes stay in its copy-on-write home, and the host's git sees
@@ -149,8 +163,8 @@ func (j *Jailer) takeWorktrees(dir string) *worktreeNames {
 // its status 0 becomes 1, so that a script does not go on in a worktree
 // only its jail had. Where other commands ran beside it (a background
 // job), which one made it is not known: it is said, no status changed.
-func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
-	starts, n := j.running.sample()
+func (k *Checker) Check(before *Names, err error) error {
+	starts, n := k.Sample()
 	alone := before.alone && starts == before.starts && n == 1
 	for c, names := range before.names {
 		wts := filepath.Join(c, "worktrees")
@@ -163,9 +177,9 @@ func (j *Jailer) checkWorktrees(before *worktreeNames, err error) error {
 			if !ok {
 				continue
 			}
-			if _, said := j.madeSaid.LoadOrStore("worktree:"+filepath.Join(wts, e.Name()), true); !said {
-				fmt.Fprintf(j.warn, "wsh: the worktree %s that a command added is not on the host: it lies outside the writable paths (%s), where the jail's writes do not reach the host, and the host's git sees it prunable (git worktree prune removes it); add it in a writable path, or name its directory in WSH_WRITABLE\n",
-					shown(tree), strings.Join(j.writable, ", "))
+			if k.Once("worktree:" + filepath.Join(wts, e.Name())) {
+				fmt.Fprintf(k.Warn, "wsh: the worktree %s that a command added is not on the host: it lies outside the writable paths (%s), where the jail's writes do not reach the host, and the host's git sees it prunable (git worktree prune removes it); add it in a writable path, or name its directory in WSH_WRITABLE\n",
+					shown(tree), strings.Join(k.Writable, ", "))
 			}
 			if alone && err == nil {
 				err = interp.ExitStatus(1)
@@ -198,14 +212,14 @@ func shown(p string) string {
 	return p
 }
 
-// addLinkedCommon adds to the writable paths w the common git directory of
+// AddLinkedCommon adds to the writable paths w the common git directory of
 // the linked worktree the start directory d (resolved) lies in
 // (linkedCommon), where it is not writable already: a commit there
 // writes in it. Only where d would be made writable (not a system
 // directory, not the home itself), and not a directory the host runs
 // programs from (a repository in ~/bin): there the commits stay in the
 // jail, and why is said.
-func addLinkedCommon(d string, w []string, environ []string) (out []string, note string) {
+func AddLinkedCommon(d string, w []string, environ []string) (out []string, note string) {
 	c := linkedCommon(d)
 	if c == "" {
 		return w, ""
@@ -231,13 +245,13 @@ func addLinkedCommon(d string, w []string, environ []string) (out []string, note
 	return append(w, c), ""
 }
 
-// repoAboveNote is what to say when the start directory d (resolved) lies
+// RepoAboveNote is what to say when the start directory d (resolved) lies
 // below the top of a git repository that no writable path holds, or "":
 // in the full rung's jail, git's search for it stops at the start
 // directory's bind (a file system boundary), and on every rung what git
 // would write there would not reach the host. wsh does not make the repository writable for it: the
 // user chose the start directory.
-func repoAboveNote(d string, w []string) string {
+func RepoAboveNote(d string, w []string) string {
 	if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 		return "" // the top of a repository (a nested clone's, a submodule's)
 	}
@@ -258,4 +272,9 @@ func repoAboveNote(d string, w []string) string {
 		}
 		cur = top
 	}
+}
+
+// under reports whether p is dir or lies beneath it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
 }

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package watch
 
 import (
 	"fmt"
@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"wsh/degrade"
 	"wsh/internal/gitmediate"
 	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
+
+// SayHooks says each hook in dir, a hooks directory just bound read-only
+// (sayHooks).
+func (w *Watch) SayHooks(dir string) { w.sayHooks(dir, false) }
 
 // sayHooks says each hook in dir, a hooks directory that appeared
 // during the run and is read-only now: git init and git clone make only
@@ -21,7 +24,7 @@ import (
 // (in the same command as the git init, or by a job running meanwhile),
 // or after (late) by a process that worked in it from before, and the
 // host's next git command would run it.
-func (j *Jailer) sayHooks(dir string, late bool) {
+func (w *Watch) sayHooks(dir string, late bool) {
 	if filepath.Base(dir) != "hooks" {
 		return
 	}
@@ -36,15 +39,15 @@ func (j *Jailer) sayHooks(dir string, late bool) {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case late:
-			if _, early := j.madeSaid.Load("early-hook:" + p); early {
+			if _, early := w.said.Load("early-hook:" + p); early {
 				continue // said as written before the bind
 			}
-			if _, said := j.madeSaid.LoadOrStore("late-hook:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", shown(p))
+			if _, said := w.said.LoadOrStore("late-hook:"+p, true); !said {
+				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", shown(p))
 			}
 		default:
-			if _, said := j.madeSaid.LoadOrStore("early-hook:"+p, true); !said {
-				fmt.Fprintf(j.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", shown(p))
+			if _, said := w.said.LoadOrStore("early-hook:"+p, true); !said {
+				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", shown(p))
 			}
 		}
 	}
@@ -56,18 +59,18 @@ type configSeen struct {
 	dev, ino uint64
 }
 
-// noteConfigs says, once each, the keys the host's git would run or load
+// NoteConfigs says, once each, the keys the host's git would run or load
 // in a git config protected now that was not when the Runner's first jail
 // was made (a repository made during the run, by git init or git clone;
 // or made anew): on the full rung it is read-only from the next jail on,
 // but a command may have written it before (in the same command as the
 // git init, or a job running meanwhile). The lower rungs say a protected
-// path made or changed after each command (watch.go).
-func (j *Jailer) noteConfigs(prot *protect.Protection) {
-	j.configsMu.Lock()
-	first := j.configs == nil
+// path made or changed after each command (Protection).
+func (w *Watch) NoteConfigs(prot *protect.Protection) {
+	w.configsMu.Lock()
+	first := w.configs == nil
 	if first {
-		j.configs = map[configSeen]bool{}
+		w.configs = map[configSeen]bool{}
 	}
 	var fresh []string
 	for _, id := range append(append([]proto.PathID(nil), prot.Pins...), prot.Paths...) {
@@ -75,51 +78,53 @@ func (j *Jailer) noteConfigs(prot *protect.Protection) {
 			continue
 		}
 		k := configSeen{id.Path, id.Dev, id.Ino}
-		if !j.configs[k] {
-			j.configs[k] = true
+		if !w.configs[k] {
+			w.configs[k] = true
 			if !first {
 				fresh = append(fresh, id.Path)
 			}
 		}
 	}
-	j.configsMu.Unlock()
+	w.configsMu.Unlock()
 	for _, p := range fresh {
-		j.sayConfigKeys(p, "made during the run before wsh could make it read-only")
+		w.sayConfigKeys(p, "made during the run before wsh could make it read-only")
 	}
 }
 
 // sayConfigKeys says each key of the git config p that the host's git
 // would run or load (gitmediate.Refusals), once per file and key; when says
 // when p was written.
-func (j *Jailer) sayConfigKeys(p, when string) {
+func (w *Watch) sayConfigKeys(p, when string) {
 	b, err := protect.ReadRegular(p, gitmediate.MaxConfig)
 	if err != nil {
 		return // gone, or not a file: nothing in it for git to read
 	}
 	refused, err := gitmediate.Refusals(b)
 	if err != nil {
-		fmt.Fprintf(j.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", shown(p), err)
+		fmt.Fprintf(w.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", shown(p), err)
 		return
 	}
 	for _, r := range refused {
-		if _, said := j.madeSaid.LoadOrStore("config-key:"+p+"\x00"+r.Key, true); !said {
-			fmt.Fprintf(j.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.Key), r.Why)
+		if _, said := w.said.LoadOrStore("config-key:"+p+"\x00"+r.Key, true); !said {
+			fmt.Fprintf(w.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.Key), r.Why)
 		}
 	}
 }
 
-// noteConfigsAtEnd is noteConfigs at a Run's end, when a command ran on
+// NoteConfigsAtEnd is NoteConfigs at a Run's end, when a command ran on
 // the full rung: the last command's git configs (a repository it made, a
 // worktree's commondir it pointed elsewhere) are read without a next
-// command to take a protection. Without mounts: no placeholder is made.
-func (j *Jailer) noteConfigsAtEnd() {
-	j.configsMu.Lock()
-	ran := j.configs != nil
-	j.configsMu.Unlock()
-	if !ran || j.cfg.NoSandbox || j.rung != degrade.RungFull {
+// command to take a protection. take is that protection, taken without
+// mounts (no placeholder is made); it is not taken where no protection
+// was noted before.
+func (w *Watch) NoteConfigsAtEnd(take func() (protect.Protection, error)) {
+	w.configsMu.Lock()
+	ran := w.configs != nil
+	w.configsMu.Unlock()
+	if !ran {
 		return
 	}
-	if prot, err := j.protector.Protection(j.filesDir(), false); err == nil {
-		j.noteConfigs(&prot)
+	if prot, err := take(); err == nil {
+		w.NoteConfigs(&prot)
 	}
 }
