@@ -117,7 +117,7 @@ func (m *Mediator) serve() {
 		return
 	}
 	if len(fds) != 1 {
-		closeFDs(fds)
+		proto.CloseRights(fds)
 		return
 	}
 	listener := fds[0]
@@ -320,15 +320,6 @@ func (m *Mediator) sayNoRoom(errno unix.Errno) {
 	m.noRoom.Do(func() {
 		fmt.Fprintf(m.warn, "wsh: the jail has no seccomp listener for wsh (%s): a command's write of a protected git config (git remote add, git config) is refused (EBUSY), as it was before wsh made them; the rest of the jail is as usual\n", why)
 	})
-}
-
-// closeFDs closes fds (as package jailer's closeFDs, files.go).
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
 }
 
 // isConfig says whether st is one of the protected configs.

@@ -10,15 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/paths"
 	"wsh/internal/proto"
 )
 
@@ -167,7 +166,7 @@ func (m *Mediator) write(host string, dst unix.Stat_t, content []byte) error {
 	for _, e := range newE {
 		if p := gitKeyPattern(e.key); (p == "remote.*.url" || p == "remote.*.pushurl") && !slices.Contains(oldE, e) {
 			// Allowed, and where the host's next fetch or push goes.
-			fmt.Fprintf(m.warn, "wsh: wrote %s = %s to %s: the host's next git fetch or push there goes to it\n", shown(e.key), shown(e.value), shown(host))
+			fmt.Fprintf(m.warn, "wsh: wrote %s = %s to %s: the host's next git fetch or push there goes to it\n", paths.Shown(e.key), paths.Shown(e.value), paths.Shown(host))
 		}
 	}
 	return nil
@@ -187,18 +186,9 @@ func replaceContent(f *os.File, content []byte) error {
 // say tells the user why a write of a config was refused.
 func (m *Mediator) say(host, key, why string) {
 	if key != "" {
-		why = shown(key) + " " + why
+		why = paths.Shown(key) + " " + why
 	}
-	fmt.Fprintf(m.warn, "wsh: refused a write of %s: %s\n", shown(host), why)
-}
-
-// shown is p as a message shows it: quoted where it has a character that
-// does not print (as package worktree's and package watch's shown).
-func shown(p string) string {
-	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return strconv.Quote(p)
-	}
-	return p
+	fmt.Fprintf(m.warn, "wsh: refused a write of %s: %s\n", paths.Shown(host), why)
 }
 
 // A gitEntry is one entry of a config as git lists it: the key (section

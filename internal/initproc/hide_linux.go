@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,7 @@ func hide(st *setupState) error {
 		if err != nil {
 			return err
 		}
-		if ok && !contains(found, where) {
+		if ok && !slices.Contains(found, where) {
 			found = append(found, where)
 			ids = append(ids, proto.PathID{Path: where, Dev: fst.Dev, Ino: fst.Ino})
 			isDir = append(isDir, fst.Mode&unix.S_IFMT == unix.S_IFDIR)
@@ -57,15 +58,6 @@ func hide(st *setupState) error {
 		}
 	}
 	return st.coverAll(dirs, files)
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // findHidden finds what the jail shows at a hidden path, and where (its

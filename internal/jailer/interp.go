@@ -298,15 +298,6 @@ func (j *Jailer) homeOf(user string) (string, bool) {
 	return "", false
 }
 
-func lookupEnvOK(environ []string, key string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // call is the interpreter's call handler, for every simple command: a
 // Run that failed closed or was interrupted (StartRun) runs nothing
 // more; eval'd code that starts jobs is marked (markEval); the caller's

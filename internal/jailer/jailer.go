@@ -840,14 +840,6 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
-	}
-	return err
-}
-
 // hostDir is dir resolved on the host: the start directory, for the
 // session's jail, made before any jail can resolve it.
 func (j *Jailer) hostDir(dir string) string {

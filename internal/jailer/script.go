@@ -106,7 +106,7 @@ func (j *Jailer) readOnHost(ctx context.Context, path string) ([]byte, error) {
 	if j.jailedFiles() {
 		f, err := j.files.OpenIn(ctx, path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: unwrapErrno(err)}
+			return nil, &os.PathError{Op: "open", Path: path, Err: proto.UnwrapErrno(err)}
 		}
 		defer f.Close()
 		fd = int(f.Fd())

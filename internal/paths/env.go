@@ -3,14 +3,14 @@
 package paths
 
 import (
-	"errors"
+	"strconv"
 	"strings"
-	"syscall"
+	"unicode"
 )
 
-// lookupEnvOK is the value of key in environ, the last one set, as
-// package jailer's of the same name.
-func lookupEnvOK(environ []string, key string) (string, bool) {
+// LookupEnv is the value of key in environ, the last one set, and
+// whether it is set.
+func LookupEnv(environ []string, key string) (string, bool) {
 	for i := len(environ) - 1; i >= 0; i-- {
 		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
 			return v, true
@@ -19,12 +19,11 @@ func lookupEnvOK(environ []string, key string) (string, bool) {
 	return "", false
 }
 
-// unwrapErrno is the errno err wraps, or err, as package jailer's of the
-// same name.
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
+// Shown is p as a message shows it: quoted where it holds what a
+// terminal would not print as it is (a newline, an escape).
+func Shown(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
 	}
-	return err
+	return p
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -48,10 +49,10 @@ var homeCodeDirs = []string{".cargo/bin", "go/bin", ".local/bin", "bin"}
 // host, from environ and the writable paths (resolved).
 func NewGround(environ, writable []string) Ground {
 	g := Ground{writable: writable}
-	env := func(k string) string { v, _ := lookupEnvOK(environ, k); return v }
+	env := func(k string) string { v, _ := LookupEnv(environ, k); return v }
 	addReal := func(l *[]string, p string) {
 		if filepath.IsAbs(p) {
-			if r, err := filepath.EvalSymlinks(p); err == nil && !contains(*l, r) {
+			if r, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(*l, r) {
 				*l = append(*l, r)
 			}
 		}
@@ -70,7 +71,7 @@ func NewGround(environ, writable []string) Ground {
 		}
 		for _, d := range dirs {
 			for _, base := range []string{filepath.Clean(h), g.home} {
-				if base != "" && !contains(g.homeCode, filepath.Join(base, d)) {
+				if base != "" && !slices.Contains(g.homeCode, filepath.Join(base, d)) {
 					g.homeCode = append(g.homeCode, filepath.Join(base, d))
 				}
 			}
@@ -136,12 +137,12 @@ func (g Ground) jailWritable(dir string) string {
 		return dir + " (in " + root + ", " + what + ")"
 	}
 	for _, s := range g.shared {
-		if under(dir, s) {
+		if Under(dir, s) {
 			return in(s, "a temporary directory")
 		}
 	}
 	for _, w := range g.writable {
-		if under(dir, w) {
+		if Under(dir, w) {
 			return in(w, "named in WSH_WRITABLE")
 		}
 	}
@@ -161,15 +162,15 @@ func (g Ground) runsPrograms(real string) string {
 		return "lies in " + d + ", " + what
 	}
 	for _, d := range g.pathDirs {
-		if d != "/" && (g.home == "" || !under(g.home, d)) && under(real, d) {
+		if d != "/" && (g.home == "" || !Under(g.home, d)) && Under(real, d) {
 			return in(d, "a directory of PATH")
 		}
 	}
 	for _, d := range g.homeCode {
 		switch {
-		case under(real, d):
+		case Under(real, d):
 			return in(d, "a tool directory of the home")
-		case under(d, real) && (g.home == "" || !under(g.home, real)):
+		case Under(d, real) && (g.home == "" || !Under(g.home, real)):
 			// The home itself, named in WSH_WRITABLE, is the user's
 			// choice of a writable home, tool directories and all.
 			return "holds " + d + ", a tool directory of the home"
@@ -244,7 +245,7 @@ func CheckGround(given, resolved []string, dir string, environ []string) (map[st
 		return nil, err
 	}
 	real[dir] = r
-	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
+	if t, _ := LookupEnv(environ, "TMPDIR"); t != "" {
 		if r, err = g.CheckReal("TMPDIR", t, true); err != nil {
 			return nil, err
 		}
@@ -255,9 +256,9 @@ func CheckGround(given, resolved []string, dir string, environ []string) (map[st
 	// not be the environment's, so a spelling that leads elsewhere is not
 	// cfg's, and is passed over; cfg's own paths are checked below, where
 	// they lead, whatever their spelling.
-	env, _ := lookupEnvOK(environ, "WSH_WRITABLE")
+	env, _ := LookupEnv(environ, "WSH_WRITABLE")
 	for _, p := range filepath.SplitList(env) {
-		if r, err := filepath.EvalSymlinks(p); err == nil && contains(resolved, r) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && slices.Contains(resolved, r) {
 			if err := g.checkWritable(p, r, false); err != nil {
 				return nil, err
 			}

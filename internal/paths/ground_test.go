@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,11 +113,11 @@ func TestGroundFromEnviron(t *testing.T) {
 	environ := []string{"HOME=" + root + "/H", "PATH=relative:" + root + "/P/tools/bin", "GOBIN=" + gobin, "TMPDIR=" + root + "/S"}
 	g := NewGround(environ, nil)
 	for _, want := range []string{root + "/H/.cargo/bin", root + "/H/.local/bin", gobin} {
-		if !contains(g.homeCode, want) {
+		if !slices.Contains(g.homeCode, want) {
 			t.Errorf("the home's tool directories %q lack %s", g.homeCode, want)
 		}
 	}
-	if !contains(g.pathDirs, root+"/P/tools/bin") || len(g.pathDirs) != 1 || !contains(g.shared, root+"/S") {
+	if !slices.Contains(g.pathDirs, root+"/P/tools/bin") || len(g.pathDirs) != 1 || !slices.Contains(g.shared, root+"/S") {
 		t.Errorf("PATH's directories %q, the temporary ones %q", g.pathDirs, g.shared)
 	}
 	w := []string{root + "/data/work"}
@@ -164,7 +165,7 @@ func TestGroundIsWhatIsUsed(t *testing.T) {
 	}
 	noTmp := environ[:2]
 	w, _, err := WritableAndWhy(config.Config{}, proj, noTmp, real)
-	if err != nil || contains(w, cargo) || !contains(w, proj) {
+	if err != nil || slices.Contains(w, cargo) || !slices.Contains(w, proj) {
 		t.Errorf("the writable paths %q (%v): want the start directory as checked, %s, not %s, where a symlink made after the check leads", w, err, proj, cargo)
 	}
 	_, _, err = WritableAndWhy(config.Config{}, proj, environ, real)
@@ -175,7 +176,7 @@ func TestGroundIsWhatIsUsed(t *testing.T) {
 	// walk) is not resolved again: TMPDIR is left out, a start directory
 	// is an error.
 	w, _, err = WritableAndWhy(config.Config{}, proj, environ, map[string]string{proj: proj + ".away", tmp: ""})
-	if err != nil || contains(w, cargo) || contains(w, tmp) {
+	if err != nil || slices.Contains(w, cargo) || slices.Contains(w, tmp) {
 		t.Errorf("TMPDIR the check could not resolve: %q, %v; want it left out", w, err)
 	}
 	if _, _, err = WritableAndWhy(config.Config{}, proj, noTmp, map[string]string{proj: ""}); err == nil {

@@ -51,12 +51,12 @@ func NewHiding(writable, hidden []string) (Hiding, error) {
 // hidden path, or a place one led to.
 func (p *Hiding) NameHidden(real string) bool {
 	for _, h := range p.hidden {
-		if under(real, h.Path) {
+		if Under(real, h.Path) {
 			return true
 		}
 	}
 	for _, l := range p.learned.list() {
-		if under(real, l) {
+		if Under(real, l) {
 			return true
 		}
 	}
@@ -136,14 +136,14 @@ func (p *Hiding) mayLearn(r string) bool {
 		return false
 	}
 	for _, w := range p.Writable {
-		if under(w.Path, r) {
+		if Under(w.Path, r) {
 			return false
 		}
 	}
-	return p.HomePath == "" || !under(p.HomePath, r)
+	return p.HomePath == "" || !Under(p.HomePath, r)
 }
 
-// under reports whether p is dir or lies beneath it.
-func under(p, dir string) bool {
+// Under reports whether p is dir or lies beneath it.
+func Under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }

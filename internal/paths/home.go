@@ -18,6 +18,7 @@ import (
 
 	"wsh/config"
 	"wsh/internal/launch"
+	"wsh/internal/proto"
 )
 
 // systemDirs are directories that are never a home to put an overlay over.
@@ -35,7 +36,7 @@ var systemDirs = map[string]bool{
 // directory is resolved where it exists: it is hidden from every jail and
 // from the shell's own operations.
 func PlanHome(cfg config.Config, environ, writable []string) (plan launch.HomePlan, why string, failed bool) {
-	home, _ := lookupEnvOK(environ, "HOME")
+	home, _ := LookupEnv(environ, "HOME")
 	if home == "" || !filepath.IsAbs(home) {
 		return plan, "HOME is not set to an absolute path", false
 	}
@@ -56,7 +57,7 @@ func PlanHome(cfg config.Config, environ, writable []string) (plan launch.HomePl
 		return plan, fmt.Sprintf("HOME (%s) belongs to uid %d, not to uid %d", home, owner, os.Getuid()), true
 	}
 	for _, w := range writable {
-		if under(real, w) {
+		if Under(real, w) {
 			return plan, "the home is writable: it lies in the writable path " + w, false
 		}
 	}
@@ -78,12 +79,12 @@ func homeDir(home string) (real string, owner int, why string) {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", 0, "HOME (" + home + ") does not exist"
 	case err != nil:
-		return "", 0, "HOME (" + home + ") cannot be resolved: " + unwrapErrno(err).Error()
+		return "", 0, "HOME (" + home + ") cannot be resolved: " + proto.UnwrapErrno(err).Error()
 	}
 	fi, err := os.Stat(real)
 	switch {
 	case err != nil:
-		return "", 0, "HOME (" + home + ") cannot be read: " + unwrapErrno(err).Error()
+		return "", 0, "HOME (" + home + ") cannot be read: " + proto.UnwrapErrno(err).Error()
 	case !fi.IsDir():
 		return "", 0, "HOME (" + home + ") is not a directory"
 	}
@@ -106,7 +107,7 @@ func mountBeneath(dir string) string {
 // the layers (and the keeper's locks) there directly, on the host.
 func stateInWritable(state string, writable []string) string {
 	for _, w := range writable {
-		if under(state, w) || under(w, state) {
+		if Under(state, w) || Under(w, state) {
 			return "wsh's state directory " + state + " lies in the writable path " + w +
 				", where commands could change it: set XDG_STATE_HOME to a directory outside the writable paths"
 		}
@@ -199,7 +200,7 @@ func checkPrivate(dir string) error {
 // stateDir is wsh's own state directory: $XDG_STATE_HOME/wsh, or
 // ~/.local/state/wsh (XDG: a relative XDG_STATE_HOME is ignored).
 func stateDir(environ []string, home string) string {
-	if x, _ := lookupEnvOK(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
+	if x, _ := LookupEnv(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
 		return filepath.Join(x, "wsh")
 	}
 	return filepath.Join(home, ".local", "state", "wsh")
@@ -212,17 +213,17 @@ func stateDir(environ []string, home string) string {
 func stateDirs(environ []string, home string) []string {
 	var out []string
 	add := func(d string) {
-		if d != "" && !contains(out, d) {
+		if d != "" && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
-	if x, _ := lookupEnvOK(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
+	if x, _ := LookupEnv(environ, "XDG_STATE_HOME"); filepath.IsAbs(x) {
 		add(filepath.Join(x, "wsh"))
 	}
 	if home != "" {
 		add(filepath.Join(home, ".local", "state", "wsh"))
 	}
-	if x, _ := lookupEnvOK(environ, "XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+	if x, _ := LookupEnv(environ, "XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
 		if r, err := filepath.EvalSymlinks(x); err == nil && checkPrivate(r) == nil {
 			add(filepath.Join(r, "wsh"))
 		}
@@ -267,7 +268,7 @@ func HostMountsBeneath(home string, writable []string) []string {
 	for _, p := range points {
 		keep := true
 		for _, q := range append(append([]string(nil), points...), writable...) {
-			if q != p && under(p, q) {
+			if q != p && Under(p, q) {
 				keep = false
 			}
 		}
@@ -276,7 +277,7 @@ func HostMountsBeneath(home string, writable []string) []string {
 				keep = false
 			}
 		}
-		if keep && !contains(out, p) {
+		if keep && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -299,15 +300,6 @@ func mountPoints() []string {
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // unescapeMountinfo decodes mountinfo's octal escapes (\040 for a space).
@@ -337,7 +329,7 @@ func unescapeMountinfo(s string) string {
 func ExistingStates(environ []string, plan launch.HomePlan) []string {
 	var out []string
 	for _, s := range append([]string{plan.State}, stateDirs(environ, plan.Home)...) {
-		if s == "" || contains(out, s) {
+		if s == "" || slices.Contains(out, s) {
 			continue
 		}
 		if _, err := os.Lstat(s); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EACCES) {

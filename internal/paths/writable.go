@@ -5,6 +5,7 @@ package paths
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	"wsh/config"
 
@@ -27,7 +28,7 @@ func writablePaths(cfg config.Config, dir string, environ []string) ([]string, e
 // $TMPDIR that CheckGround checked: those are used, not resolved again.
 func WritableAndWhy(cfg config.Config, dir string, environ []string, real map[string]string) (out []string, why string, err error) {
 	add := func(p string) {
-		if !contains(out, p) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -50,7 +51,7 @@ func WritableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 		return nil, "", &config.Error{Var: "the working directory", Err: err}
 	}
 	home := ""
-	if h, _ := lookupEnvOK(environ, "HOME"); filepath.IsAbs(h) {
+	if h, _ := LookupEnv(environ, "HOME"); filepath.IsAbs(h) {
 		home, _ = filepath.EvalSymlinks(h)
 	}
 	notByDefault := func(p string) string { return NotWritableByDefault(p, home) }
@@ -60,7 +61,7 @@ func WritableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 	if t, err := config.CheckWritable("/tmp"); err == nil {
 		add(t)
 	}
-	if t, _ := lookupEnvOK(environ, "TMPDIR"); t != "" {
+	if t, _ := LookupEnv(environ, "TMPDIR"); t != "" {
 		// TMPDIR is a default, not a request: one that does not exist is
 		// left out, as it is unusable outside the jail too.
 		r, err := evalSymlinks(t)
@@ -81,7 +82,7 @@ func WritableAndWhy(cfg config.Config, dir string, environ []string, real map[st
 		add(p)
 	}
 	for _, w := range out {
-		if under(d, w) {
+		if Under(d, w) {
 			why = "" // writable all the same (it lies in /tmp, say)
 		}
 	}
@@ -99,17 +100,17 @@ func NotWritableByDefault(p, home string) string {
 	switch {
 	case p == "/":
 		return "/ is a system directory"
-	case home != "" && under(home, p) && p != home:
+	case home != "" && Under(home, p) && p != home:
 		return p + " holds the home directory " + home
 	case p == home:
 		return p + " is the home directory"
-	case p == "/home" || p == "/root" || under(p, "/root") && os.Getuid() != 0:
+	case p == "/home" || p == "/root" || Under(p, "/root") && os.Getuid() != 0:
 		return p + " is where homes are"
-	case under(p, "/var/tmp") || under(p, "/var/www"):
+	case Under(p, "/var/tmp") || Under(p, "/var/www"):
 		return ""
 	}
 	for d := range systemDirs {
-		if d != "/" && under(p, d) && (!lenientDirs[d] || p == d) {
+		if d != "/" && Under(p, d) && (!lenientDirs[d] || p == d) {
 			return p + " is a system directory"
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsh/internal/paths"
 	"wsh/internal/proto"
 	"wsh/internal/resolve"
 )
@@ -581,7 +582,7 @@ func (p *Protector) bases(dir string, pr *Protection) ([]string, error) {
 		}
 		for _, sm := range subs {
 			d := filepath.Join(out[i], sm.path)
-			if !under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || slices.Contains(out, d) {
+			if !paths.Under(d, out[i]) || d == out[i] || p.rootOf(d) == "" || slices.Contains(out, d) {
 				continue
 			}
 			if n++; n > maxGitdirs {
@@ -696,7 +697,7 @@ func (p *Protector) placeholderFor(n, b string, pr *Protection) placeholder {
 		return makeDir
 	}
 	for _, proj := range p.projects {
-		if under(b, proj) {
+		if paths.Under(b, proj) {
 			if _, err := pr.lstatOnce(filepath.Join(b, ".git")); err == nil {
 				return makeDir
 			}
@@ -710,22 +711,17 @@ func (p *Protector) placeholderFor(n, b string, pr *Protection) placeholder {
 func (p *Protector) outermostRoot(path string) string {
 	best := ""
 	for _, r := range p.roots {
-		if under(path, r) && (best == "" || len(r) < len(best)) {
+		if paths.Under(path, r) && (best == "" || len(r) < len(best)) {
 			best = r
 		}
 	}
 	return best
 }
 
-// under reports whether p is dir or lies beneath it.
-func under(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
 func (p *Protector) rootOf(path string) string {
 	best := ""
 	for _, r := range p.roots {
-		if under(path, r) && len(r) > len(best) {
+		if paths.Under(path, r) && len(r) > len(best) {
 			best = r
 		}
 	}
@@ -1276,7 +1272,7 @@ func (p *Protector) walk(path, root string, make placeholder, out *Protection) {
 		// (the start directory in /tmp: up to /tmp), not the nearest,
 		// which may be the repository itself: else a command could move
 		// a directory above it away and put a copy in its place.
-		for d := filepath.Dir(root); under(d, w) && d != w; d = filepath.Dir(d) {
+		for d := filepath.Dir(root); paths.Under(d, w) && d != w; d = filepath.Dir(d) {
 			out.add(d, true)
 		}
 		if root != w {

@@ -5,6 +5,7 @@ package protect
 import (
 	"os"
 	"path/filepath"
+	"wsh/internal/paths"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,7 +51,7 @@ func (p *Protector) hiddenPlaces() []string {
 // path (hiddenPlaces, found by candidates).
 func (pr *Protection) hides(path string) bool {
 	for _, h := range pr.hidden {
-		if under(path, h) {
+		if paths.Under(path, h) {
 			return true
 		}
 	}

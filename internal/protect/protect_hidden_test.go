@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"wsh/internal/paths"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,7 +55,7 @@ func TestCandidatesNotInHidden(t *testing.T) {
 		var inSecret, named []string
 		for _, c := range cs {
 			switch {
-			case under(c.path, secret) || under(c.path, filepath.Join(proj, "link")):
+			case paths.Under(c.path, secret) || paths.Under(c.path, filepath.Join(proj, "link")):
 				inSecret = append(inSecret, c.path)
 			case c.path == victim:
 				named = append(named, c.path)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"wsh/internal/paths"
 )
 
 // A parentName is a name that a tool on the host looks for in the
@@ -88,7 +89,7 @@ func (p *Protector) parentBases() []string {
 			return
 		}
 		for _, t := range tops {
-			if under(d, t) {
+			if paths.Under(d, t) {
 				return
 			}
 		}
@@ -134,7 +135,7 @@ func (p *Protector) shared(d string) bool {
 // project (/tmp, $TMPDIR), which every run of every user shares.
 func (p *Protector) inShared(path string) bool {
 	for _, r := range p.roots {
-		if p.shared(r) && under(path, r) {
+		if p.shared(r) && paths.Under(path, r) {
 			return true
 		}
 	}

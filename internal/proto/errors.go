@@ -2,6 +2,7 @@ package proto
 
 import (
 	"errors"
+	"syscall"
 	"time"
 	"wsh/degrade"
 )
@@ -22,3 +23,12 @@ const DefaultKillTimeout = 2 * time.Second
 // (shell.Runner.Interrupt: a terminal's Ctrl-C to wsh) killed, as bash
 // ends one whose foreground job died of the SIGINT it got.
 var ErrInterrupted = errors.New("interrupted")
+
+// UnwrapErrno is the errno err wraps, or err.
+func UnwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
+}

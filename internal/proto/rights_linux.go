@@ -17,3 +17,13 @@ func Rights(oob []byte) []int {
 	}
 	return fds
 }
+
+// CloseRights closes the descriptors fds (as Rights gave them); a
+// negative one is none.
+func CloseRights(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func (c *filesConn) read() {
 		a, derr := proto.DecodeFileAnswer(buf[:n])
 		if derr != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || len(fds) > 1 ||
 			len(fds) == 1 && a.Errno != 0 {
-			closeFDs(fds)
+			proto.CloseRights(fds)
 			c.ended()
 			return
 		}
@@ -91,7 +91,7 @@ func (c *filesConn) read() {
 		delete(c.wait, a.ID)
 		c.mu.Unlock()
 		if ch == nil {
-			closeFDs(fds) // its request was given up
+			proto.CloseRights(fds) // its request was given up
 			continue
 		}
 		ch <- fileReply{errno: syscall.Errno(a.Errno), fd: fd, path: a.Path}
@@ -123,7 +123,7 @@ func (c *filesConn) do(ctx context.Context, r proto.FileRequest) (fileReply, err
 		c.mu.Unlock()
 		select {
 		case rep := <-ch: // answered meanwhile
-			closeFDs([]int{rep.fd})
+			proto.CloseRights([]int{rep.fd})
 		default:
 		}
 	}
@@ -240,12 +240,4 @@ func (c *filesConn) close() {
 		}
 		c.sock.Close()
 	})
-}
-
-func closeFDs(fds []int) {
-	for _, fd := range fds {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
 }

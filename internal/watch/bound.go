@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"wsh/internal/gitmediate"
+	"wsh/internal/paths"
 	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
@@ -64,7 +65,7 @@ func (w *Watch) CheckBound() {
 			continue
 		case before == protect.StampTooLarge || now == protect.StampTooLarge:
 			if _, said := w.said.LoadOrStore("large:"+p, true); !said {
-				fmt.Fprintf(w.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", shown(p), protect.MaxStamped)
+				fmt.Fprintf(w.warn, "wsh: cannot tell whether a process changed %s, a protected path with more than %d entries, after wsh made it read-only during the run: check it before a program on the host reads it\n", paths.Shown(p), protect.MaxStamped)
 			}
 			continue
 		}
@@ -76,7 +77,7 @@ func (w *Watch) CheckBound() {
 			continue
 		}
 		if _, said := w.said.LoadOrStore("changed:"+p+"\x00"+now, true); !said {
-			fmt.Fprintf(w.warn, "wsh: %s was changed after wsh made it read-only during the run (a process that held it open, or worked in it, from before still can write it): check it before a program on the host reads it\n", shown(p))
+			fmt.Fprintf(w.warn, "wsh: %s was changed after wsh made it read-only during the run (a process that held it open, or worked in it, from before still can write it): check it before a program on the host reads it\n", paths.Shown(p))
 		}
 		w.sayHooks(p, true)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"wsh/internal/gitmediate"
+	"wsh/internal/paths"
 	"wsh/internal/protect"
 	"wsh/internal/proto"
 )
@@ -43,11 +44,11 @@ func (w *Watch) sayHooks(dir string, late bool) {
 				continue // said as written before the bind
 			}
 			if _, said := w.said.LoadOrStore("late-hook:"+p, true); !said {
-				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", shown(p))
+				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, after wsh made its hooks read-only, by a process that worked in them from before: git on the host runs it; check it before\n", paths.Shown(p))
 			}
 		default:
 			if _, said := w.said.LoadOrStore("early-hook:"+p, true); !said {
-				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", shown(p))
+				fmt.Fprintf(w.warn, "wsh: %s was written in a repository made during the run, before wsh could make its hooks read-only: git on the host runs it; check it before\n", paths.Shown(p))
 			}
 		}
 	}
@@ -101,12 +102,12 @@ func (w *Watch) sayConfigKeys(p, when string) {
 	}
 	refused, err := gitmediate.Refusals(b)
 	if err != nil {
-		fmt.Fprintf(w.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", shown(p), err)
+		fmt.Fprintf(w.warn, "wsh: cannot tell what %s, made during the run, sets (%v): check it before a program on the host reads it\n", paths.Shown(p), err)
 		return
 	}
 	for _, r := range refused {
 		if _, said := w.said.LoadOrStore("config-key:"+p+"\x00"+r.Key, true); !said {
-			fmt.Fprintf(w.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", shown(p), when, shown(r.Key), r.Why)
+			fmt.Fprintf(w.warn, "wsh: %s, %s, sets %s, which %s: check it before a program on the host reads it\n", paths.Shown(p), when, paths.Shown(r.Key), r.Why)
 		}
 	}
 }

@@ -3,13 +3,8 @@
 package watch
 
 import (
-	"errors"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
-	"unicode"
 
 	"wsh/degrade"
 	"wsh/internal/protect"
@@ -44,22 +39,4 @@ func New(warn io.Writer, rung func() degrade.Rung) *Watch {
 func (w *Watch) Once(key string) bool {
 	_, said := w.said.LoadOrStore(key, true)
 	return !said
-}
-
-// shown is p as a message shows it: quoted where it holds what a terminal
-// would not print as it is (a newline, an escape).
-func shown(p string) string {
-	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return strconv.Quote(p)
-	}
-	return p
-}
-
-// unwrapErrno is the errno err wraps, or err.
-func unwrapErrno(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
-	}
-	return err
 }

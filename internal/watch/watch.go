@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wsh/internal/protect"
+	"wsh/internal/proto"
 )
 
 // Protection notes a command's protection as it starts (start) and
@@ -66,7 +67,7 @@ func (w *Watch) checkProtection(prot *protect.Protection, who string) {
 			// made: said once for the directory, not for each path.
 			dir := filepath.Dir(p)
 			if _, said := w.said.LoadOrStore("dir:"+dir, true); !said {
-				fmt.Fprintf(w.warn, "wsh: cannot tell whether %s made protected paths in %s (%v): check it before a program on the host reads it\n", who, dir, unwrapErrno(err))
+				fmt.Fprintf(w.warn, "wsh: cannot tell whether %s made protected paths in %s (%v): check it before a program on the host reads it\n", who, dir, proto.UnwrapErrno(err))
 			}
 			continue
 		}
@@ -84,7 +85,7 @@ func (w *Watch) checkProtection(prot *protect.Protection, who string) {
 		}
 		if _, said := w.said.LoadOrStore("link:"+link, true); !said {
 			if err != nil {
-				now = "nothing: " + unwrapErrno(err).Error()
+				now = "nothing: " + proto.UnwrapErrno(err).Error()
 			}
 			fmt.Fprintf(w.warn, "wsh: %s changed the symlink %s on the way to a protected path (it led to %s, now %s): check it before a program on the host reads it\n", who, link, target, now)
 		}

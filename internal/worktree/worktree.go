@@ -9,9 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"mvdan.cc/sh/v3/interp"
 
@@ -179,7 +177,7 @@ func (k *Checker) Check(before *Names, err error) error {
 			}
 			if k.Once("worktree:" + filepath.Join(wts, e.Name())) {
 				fmt.Fprintf(k.Warn, "wsh: the worktree %s that a command added is not on the host: it lies outside the writable paths (%s), where the jail's writes do not reach the host, and the host's git sees it prunable (git worktree prune removes it); add it in a writable path, or name its directory in WSH_WRITABLE\n",
-					shown(tree), strings.Join(k.Writable, ", "))
+					paths.Shown(tree), strings.Join(k.Writable, ", "))
 			}
 			if alone && err == nil {
 				err = interp.ExitStatus(1)
@@ -203,15 +201,6 @@ func offHost(w string) (string, bool) {
 	return filepath.Dir(g), true
 }
 
-// shown is p as a message shows it: quoted where it holds what a terminal
-// would not print as it is (a newline, an escape).
-func shown(p string) string {
-	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return strconv.Quote(p)
-	}
-	return p
-}
-
 // AddLinkedCommon adds to the writable paths w the common git directory of
 // the linked worktree the start directory d (resolved) lies in
 // (linkedCommon), where it is not writable already: a commit there
@@ -225,7 +214,7 @@ func AddLinkedCommon(d string, w []string, environ []string) (out []string, note
 		return w, ""
 	}
 	for _, p := range w {
-		if under(c, p) {
+		if paths.Under(c, p) {
 			return w, ""
 		}
 	}
@@ -239,7 +228,7 @@ func AddLinkedCommon(d string, w []string, environ []string) (out []string, note
 		}
 	}
 	if why != "" {
-		return w, "wsh: the worktree's git directory " + shown(c) + " is not writable in the jail (" + why +
+		return w, "wsh: the worktree's git directory " + paths.Shown(c) + " is not writable in the jail (" + why +
 			"): a commit in it stays in the jail"
 	}
 	return append(w, c), ""
@@ -262,19 +251,14 @@ func RepoAboveNote(d string, w []string) string {
 		}
 		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
 			for _, p := range w {
-				if under(top, p) {
+				if paths.Under(top, p) {
 					return ""
 				}
 			}
-			return "wsh: the start directory " + shown(d) + " lies in the git repository " + shown(top) +
-				", which is not writable in the jail: git cannot work there as it does outside; start wsh in " + shown(top) +
+			return "wsh: the start directory " + paths.Shown(d) + " lies in the git repository " + paths.Shown(top) +
+				", which is not writable in the jail: git cannot work there as it does outside; start wsh in " + paths.Shown(top) +
 				", or name it in WSH_WRITABLE"
 		}
 		cur = top
 	}
-}
-
-// under reports whether p is dir or lies beneath it.
-func under(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }
