@@ -44,7 +44,7 @@ vet: deps
 # both modes itself), and but TestSession*, each of which sets WSH_JAIL
 # itself (sessionEnv, or a subtest per mode): run again, they only ran
 # the same twice.
-E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestLadder[^S]|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill|TestInteractive)
+E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|TestNoForged|TestEveryExitStatus|TestProtected|TestWritable|TestStdin|TestReadOnlyStdin|TestDeviceNodes|TestHostSockets|TestInitInherits|TestLateHiddenPath|TestHiddenParentCannotMove|TestHome(Hidden|Stdin|WritesStay|StateOutOfReach)|TestLadder[^S]|TestInterrupt|TestTerminalCtrlC|TestUmask|TestKill|TestInteractive|TestWrap)
 
 test-deps:
 	@sh scripts/deps.sh test
@@ -52,7 +52,7 @@ test-deps:
 test: test-deps vet
 	$(GO) test -count=1 -timeout 20m -v ./...
 	E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
-	$(GO) test -count=1 -race ./shell ./internal/jailer ./internal/launch
+	$(GO) test -count=1 -race ./shell ./wrap ./internal/confine ./internal/shellfs ./internal/session ./internal/launch
 	CGO_ENABLED=0 $(GO) test -count=1 ./shell ./wrap
 	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...
 

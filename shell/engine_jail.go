@@ -7,7 +7,7 @@ import (
 
 	"mvdan.cc/sh/v3/interp"
 
-	"wsh/internal/jailer"
+	"wsh/internal/confine"
 	"wsh/internal/protect"
 	"wsh/wrap"
 )
@@ -16,7 +16,7 @@ import (
 // jobs and signals on top (the Jailer's interpreter).
 type jailEngine struct {
 	w *wrap.Wrapper
-	j *jailer.Jailer
+	j *confine.Jailer
 }
 
 func newEngine(s *settings) (engine, error) {
@@ -24,7 +24,7 @@ func newEngine(s *settings) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := jailer.OfWrapper(w)
+	j := confine.OfWrapper(w)
 	j.WarnGate, j.CallHandler = s.warnGate(), s.callHandler
 	// Before any command runs: what a command changes in them is put
 	// back from this.

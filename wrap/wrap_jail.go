@@ -9,19 +9,19 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
-	"wsh/internal/jailer"
+	"wsh/internal/confine"
 )
 
 // A Wrapper is one jail's worth of wsh for an interpreter: its
 // configuration, its ladder, its session. It is safe for concurrent use;
 // close it when its interpreters are done.
 type Wrapper struct {
-	j           *jailer.Jailer
+	j           *confine.Jailer
 	callHandler interp.CallHandlerFunc
 }
 
 func init() {
-	jailer.OfWrapper = func(w any) *jailer.Jailer { return w.(*Wrapper).j }
+	confine.OfWrapper = func(w any) *confine.Jailer { return w.(*Wrapper).j }
 }
 
 // New makes a Wrapper with the configuration c (config.Load of the
@@ -36,7 +36,7 @@ func New(c config.Config, opts ...Option) (*Wrapper, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := jailer.NewJailer(c, s.dir, os.Environ(), s.warn)
+	j, err := confine.NewJailer(c, s.dir, os.Environ(), s.warn)
 	if err != nil {
 		return nil, err
 	}

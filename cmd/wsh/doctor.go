@@ -15,9 +15,9 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
+	"wsh/internal/confine"
 	"wsh/internal/cowhome"
 	"wsh/internal/initproc"
-	"wsh/internal/jailer"
 	"wsh/internal/proto"
 	"wsh/internal/seccomp"
 )
@@ -141,13 +141,13 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 func diagnose() *doctorReport {
 	rep := &doctorReport{Schema: doctorSchema, Facts: gatherFacts(), Seccomp: policySummary(), Steps: []stepResult{}, Rungs: []rungResult{}}
 	cfg, err := config.Load(os.Environ())
-	var j *jailer.Jailer
+	var j *confine.Jailer
 	dir, derr := os.Getwd()
 	if err == nil && derr != nil {
 		err = derr
 	}
 	if err == nil {
-		j, err = jailer.NewJailer(cfg, dir, os.Environ(), io.Discard)
+		j, err = confine.NewJailer(cfg, dir, os.Environ(), io.Discard)
 	}
 	if err != nil {
 		rep.Verdict, rep.Status, rep.Reason, rep.Rung = verdictConfigError, doctorConfigError, err.Error(), degrade.RungNone.String()

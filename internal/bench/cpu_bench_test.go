@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"wsh/config"
-	"wsh/internal/jailer"
+	"wsh/internal/confine"
 )
 
 // A cpuCounter reads the CPU time (user and system, in ns) of every
@@ -134,7 +134,7 @@ func BenchmarkFirstCommand(b *testing.B) {
 	first := func(mode config.JailMode, cmds int) func(*testing.B) func() error {
 		return func(*testing.B) func() error {
 			return func() error {
-				j, err := jailer.NewJailer(config.Config{Jail: mode, Home: config.HomeReadonly}, workDir, env, nil)
+				j, err := confine.NewJailer(config.Config{Jail: mode, Home: config.HomeReadonly}, workDir, env, nil)
 				if err != nil {
 					return err
 				}

@@ -18,7 +18,7 @@ import (
 
 	"wsh/config"
 	"wsh/degrade"
-	"wsh/internal/jailer"
+	"wsh/internal/confine"
 	"wsh/shell"
 )
 
@@ -260,15 +260,15 @@ func runner(r *interp.Runner) func() error {
 // wshRunner is an interp.Runner with what wsh's shell.Runner gives it:
 // the Jailer's exec middleware and in-process policy. The one warning of a
 // refused jail is discarded.
-func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *jailer.Jailer) {
+func wshRunner(tb testing.TB, cfg config.Config) (*interp.Runner, *confine.Jailer) {
 	tb.Helper()
 	return wshRunnerEnv(tb, cfg, env)
 }
 
 // wshRunnerEnv is wshRunner with its own environment.
-func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runner, *jailer.Jailer) {
+func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runner, *confine.Jailer) {
 	tb.Helper()
-	j, err := jailer.NewJailer(cfg, workDir, env, io.Discard)
+	j, err := confine.NewJailer(cfg, workDir, env, io.Discard)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func wshRunnerEnv(tb testing.TB, cfg config.Config, env []string) (*interp.Runne
 }
 
 // mustJail runs one command and fails unless it ran in the jail.
-func mustJail(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
+func mustJail(b *testing.B, r *interp.Runner, j *confine.Jailer) {
 	b.Helper()
 	if err := r.Run(context.Background(), trueFile); err != nil {
 		b.Fatal(err)
@@ -293,7 +293,7 @@ func mustJail(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
 
 // mustDegrade runs one command, which the host must refuse to jail; it
 // skips where the host allows the jail.
-func mustDegrade(b *testing.B, r *interp.Runner, j *jailer.Jailer) {
+func mustDegrade(b *testing.B, r *interp.Runner, j *confine.Jailer) {
 	b.Helper()
 	if err := r.Run(context.Background(), trueFile); err != nil {
 		b.Fatal(err)

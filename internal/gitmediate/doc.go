@@ -3,5 +3,5 @@
 // seccomp user notification (the listener the init sends on proto.GitFD),
 // and it writes the host's config in place when every key the new content
 // adds or changes is allowed, or refuses the rename saying why. Package
-// jailer starts a Mediator for each full rung's jail.
+// confine starts a Mediator for each full rung's jail.
 package gitmediate

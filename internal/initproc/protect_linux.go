@@ -19,7 +19,7 @@ import (
 // command can move .git away and put a .git of its own in its place. Then
 // each protected path that exists is bound onto itself read-only. A
 // protected path that is missing has a placeholder made in its place by
-// wsh (package jailer, placeholders), which is protected as any other,
+// wsh (package protect, placeholders), which is protected as any other,
 // and removed by wsh when the run ends.
 func protect(st *setupState) error {
 	if st.spec.ProtectLater {

@@ -64,7 +64,7 @@ func jailRequest(t testing.TB, argv ...string) (*Request, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	// The full jail's filter: without the lower rungs' groups, and
-	// without the git config group, whose listener only jailer answers
+	// without the git config group, whose listener only package gitmediate answers
 	// (no Request.Git here).
 	filter, err := seccomp.CompileFilter(append((&proto.Spec{Rung: degrade.RungFull}).SkipGroups(), proto.GitGroup)...)
 	if err != nil {

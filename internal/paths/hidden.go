@@ -122,7 +122,7 @@ func (p *Hiding) HiddenNow() []proto.PathID {
 }
 
 // HiddenPaths are the paths the jails cover now, as the host shows them:
-// what package jailer's protector keeps out of (protect_hidden.go).
+// what package protect's protector keeps out of (protect_hidden.go).
 func (p *Hiding) HiddenPaths() []string {
 	var out []string
 	for _, id := range p.HiddenNow() {

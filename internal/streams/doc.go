@@ -3,5 +3,5 @@
 // command; the terminals' settings, put back when the Runner closes; the
 // streams a jail cannot show in place, passed through pipes; and the
 // names (/dev/stdin, /dev/fd/1, ...) of the shell's own streams. Package
-// jailer uses it. It exists only where the jail does (Linux, cgo).
+// confine uses it. It exists only where the jail does (Linux, cgo).
 package streams

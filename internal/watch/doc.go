@@ -2,6 +2,6 @@
 // jails could not keep them from: on the lower rungs, the protected paths
 // a command made or changed; in a live session, the paths bound read-only
 // that changed since; the git configs and hooks of repositories made
-// during the run. Package jailer keeps one Watch and calls it around each
+// during the run. Package confine keeps one Watch and calls it around each
 // command, at a Run's end and at Close.
 package watch

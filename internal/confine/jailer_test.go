@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer_test
+package confine_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"wsh/config"
-	"wsh/internal/jailer"
+	"wsh/internal/confine"
 )
 
 // TestNewInterpKeepsTheCommandsTMPDIR: the interpreter's own temporary
@@ -27,7 +27,7 @@ import (
 func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
 	dir := t.TempDir()
 	environ := []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir}
-	j, err := jailer.NewJailer(config.Config{}, dir, environ, io.Discard)
+	j, err := confine.NewJailer(config.Config{}, dir, environ, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +62,11 @@ func TestNewInterpKeepsTheCommandsTMPDIR(t *testing.T) {
 func TestJailerChecksItsConfig(t *testing.T) {
 	for _, cfg := range []config.Config{{Writable: []string{"/"}}, {Writable: []string{"/dev/shm"}}, {NoSandbox: true, RequireSandbox: config.FloorFull}, {Hide: []string{"relative"}}} {
 		var ce *config.Error
-		if _, err := jailer.NewJailer(cfg, t.TempDir(), nil, nil); !errors.As(err, &ce) {
+		if _, err := confine.NewJailer(cfg, t.TempDir(), nil, nil); !errors.As(err, &ce) {
 			t.Errorf("NewJailer(%+v) = %v, want a *config.Error", cfg, err)
 		}
 	}
-	j, err := jailer.NewJailer(config.Config{}, "/", []string{"PATH=/usr/bin:/bin"}, nil)
+	j, err := confine.NewJailer(config.Config{}, "/", []string{"PATH=/usr/bin:/bin"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func ExampleJailer_NewInterp() {
 		fmt.Println(err)
 		return
 	}
-	j, err := jailer.NewJailer(cfg, os.TempDir(), environ, os.Stderr)
+	j, err := confine.NewJailer(cfg, os.TempDir(), environ, os.Stderr)
 	if err != nil {
 		fmt.Println(err)
 		return

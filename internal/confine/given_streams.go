@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package confine
 
 // GivenStreams notes the file status flags of the streams the Runner is
 // given (its stdin, stdout and stderr), before any command runs, to put

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package confine
 
 import (
 	"context"

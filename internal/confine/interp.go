@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer
+package confine
 
 import (
 	"bytes"
@@ -76,7 +76,7 @@ func (j *Jailer) newInterp(environ, own []string, params []string, opts ...inter
 	}
 	if fifo != nil {
 		if r.Env != env {
-			return nil, errors.New("jailer: NewInterp: pass the environment as environ, not as an interp.Env option")
+			return nil, errors.New("confine: NewInterp: pass the environment as environ, not as an interp.Env option")
 		}
 		r.Reset()
 		fifo.taken.Store(true)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package jailer_test
+package confine_test
 
 import (
 	"os"
