@@ -27,7 +27,7 @@ type Facts struct {
 	// Report is what the init wrote on the sentinel pipe, or nil.
 	Report *Report
 	// Status is the init's exit status, the target's own when there is no
-	// report (SignalStatus for a signal).
+	// report (128+N for a signal N).
 	Status int
 }
 
@@ -35,6 +35,9 @@ type Facts struct {
 // steps of the spawn's child.
 type StartStep uint8
 
+// The parts of a start, in the order the spawn's child runs them
+// (StartUnknown: the part is not known); String names each as a message
+// does.
 const (
 	StartUnknown StartStep = iota
 	StartClone

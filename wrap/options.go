@@ -70,7 +70,7 @@ func CallHandler(f interp.CallHandlerFunc) Option {
 	}
 }
 
-// DefaultKillTimeout is how long a cancelled command has between SIGTERM
+// DefaultKillTimeout (2 s) is how long a cancelled command has between SIGTERM
 // and SIGKILL.
 const DefaultKillTimeout = proto.DefaultKillTimeout
 
