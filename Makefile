@@ -49,12 +49,16 @@ E2E_JAIL_SUITES = ^(TestContainment|TestJail|TestTarget|TestTraced|TestHostile|T
 test-deps:
 	@sh scripts/deps.sh test
 
+# After the whole suite, the e2e rerun with a jail per command, the race
+# tests, the build without cgo and the embedder's module run at once
+# (scripts/together.sh prints each one's output whole, then a summary).
 test: test-deps vet
 	$(GO) test -count=1 -timeout 20m -v ./...
-	E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e
-	$(GO) test -count=1 -race ./shell ./wrap ./internal/confine ./internal/shellfs ./internal/session ./internal/launch
-	CGO_ENABLED=0 $(GO) test -count=1 ./shell ./wrap
-	cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./...
+	sh scripts/together.sh \
+		"e2e, WSH_JAIL=command" "E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e" \
+		"race" "$(GO) test -count=1 -race ./shell ./wrap ./internal/confine ./internal/shellfs ./internal/session ./internal/launch" \
+		"no cgo" "CGO_ENABLED=0 $(GO) test -count=1 ./shell ./wrap" \
+		"examples/agent" "cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./..."
 
 # make bench runs the benchmarks of internal/bench/ (per exec, per script, memory,
 # 10,000 execs) and prints medians and ratios; it installs bubblewrap as
