@@ -56,7 +56,7 @@ test: test-deps vet
 	$(GO) test -count=1 -timeout 20m -v ./...
 	sh scripts/together.sh \
 		"e2e, WSH_JAIL=command" "E2E_WSH_JAIL=command $(GO) test -count=1 -timeout 20m -v -run '$(E2E_JAIL_SUITES)' ./internal/e2e" \
-		"race" "$(GO) test -count=1 -race ./shell ./wrap ./internal/confine ./internal/shellfs ./internal/session ./internal/launch" \
+		"race" "$(GO) test -count=1 -race ./shell ./wrap ./internal/confine ./internal/shellfs ./internal/session ./internal/launch ./internal/protect ./internal/paths ./internal/watch ./internal/streams ./internal/worktree ./internal/gitmediate" \
 		"no cgo" "CGO_ENABLED=0 $(GO) test -count=1 ./shell ./wrap" \
 		"examples/agent" "cd examples/agent && $(GO) vet ./... && $(GO) test -count=1 -v ./..."
 

@@ -111,6 +111,9 @@ type Jailer struct {
 	// made it (and the one made in its place when it went stale); none
 	// for a jail per command.
 	sessions *session.Sessions
+	// sinceRunEnd: an external command ran since the last Run's end
+	// (EndChecks).
+	sinceRunEnd atomic.Bool
 	// closeOnce makes Close's work once; closeErr is what it returned.
 	closeOnce sync.Once
 	closeErr  error
@@ -408,6 +411,7 @@ func (j *Jailer) external(ctx context.Context, args []string) error {
 	if rs, ok := ctx.Value(runKey{}).(*runState); ok {
 		rs.ranCommand.Store(true)
 	}
+	j.sinceRunEnd.Store(true)
 	c.rc = j.running.start(c)
 	defer j.commandEnded(c.rc)
 	if sig := j.builtins.Killed(hc); sig != 0 {

@@ -52,6 +52,7 @@ var errFailedClosed = errors.New("the script stops (wsh said why above)")
 func (j *Jailer) StartRun(ctx context.Context) (context.Context, func(error) error) {
 	rs := &runState{}
 	return context.WithValue(ctx, runKey{}, rs), func(err error) error {
+		j.sinceRunEnd.Store(false)
 		j.endChecks(rs.ranCommand.Load())
 		if rs.failedClosed.Load() {
 			return interp.ExitStatus(126)
@@ -77,8 +78,15 @@ func (j *Jailer) endChecks(ranCommand bool) {
 }
 
 // EndChecks are a Run's last checks (endChecks) for package wrap, whose
-// caller's interpreter has no Run of wsh's: at the Wrapper's Close.
-func (j *Jailer) EndChecks() { j.endChecks(true) }
+// caller's interpreter has no Run of wsh's: at the Wrapper's Close, of
+// the commands run since the last Run's end (all, with no Run of wsh's;
+// a background job's, after one), if any. What changed after that, the
+// host's doing, is not said.
+func (j *Jailer) EndChecks() {
+	if j.sinceRunEnd.Swap(false) {
+		j.endChecks(true)
+	}
+}
 
 // failClosed marks the Run of ctx, if it has one, as failed closed, and
 // returns the error that stops the interpreter.
