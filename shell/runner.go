@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ type settings struct {
 	name           string
 	killTimeout    time.Duration
 	warnings       io.Writer // chosen by Warnings, or nil
+	envGiven       bool      // Env was given
 	callHandler    interp.CallHandlerFunc
 }
 
@@ -72,8 +74,12 @@ func StdIO(in io.Reader, out, err io.Writer) Option {
 // default is the process's working directory.
 func Dir(dir string) Option { return func(s *settings) error { s.dir = dir; return nil } }
 
-// Env sets the commands' environment (KEY=VALUE pairs); the default is
-// os.Environ(). It is not wsh's configuration: WSH_* variables in it are
+// Env sets the commands' environment (KEY=VALUE pairs); without Env it is
+// os.Environ(). Env(nil) is an error (a filter that returned nil would
+// hand the process's whole environment to every command): give
+// Env(os.Environ()) to inherit it. An environment without PATH gets
+// DefaultPath, said once on the Runner's warnings. It is not wsh's
+// configuration: WSH_* variables in it are
 // plain variables to the commands, and wsh's own settings come from
 // WithConfig or, without it, from the process's environment, so that the
 // environment an agent passes on (with variables a model chose) cannot
@@ -82,7 +88,13 @@ func Dir(dir string) Option { return func(s *settings) error { s.dir = dir; retu
 // that is copy-on-write, wsh's state directory (XDG_STATE_HOME) are the
 // process's, whatever Env says.
 func Env(environ []string) Option {
-	return func(s *settings) error { s.environ = environ; return nil }
+	return func(s *settings) error {
+		if environ == nil {
+			return errors.New("shell.Env(nil): no environment; give Env(os.Environ()) to inherit the process's, or Env([]string{}) for none")
+		}
+		s.environ, s.envGiven = environ, true
+		return nil
+	}
 }
 
 // WithConfig sets the configuration; the default is config.Load of the
@@ -193,8 +205,12 @@ func New(opts ...Option) (*Runner, error) {
 }
 
 func (s *settings) defaults() error {
-	if s.environ == nil {
+	if !s.envGiven {
 		s.environ = os.Environ()
+	}
+	if !slices.ContainsFunc(s.environ, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		fmt.Fprintf(s.warnTo(), "wsh: the commands' environment has no PATH: they get PATH=%s\n", DefaultPath)
+		s.environ = append(slices.Clip(s.environ), "PATH="+DefaultPath)
 	}
 	if s.dir == "" {
 		d, err := os.Getwd()
@@ -241,6 +257,10 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 		r.mu.Unlock()
 		return ErrClosed
 	}
+	if r.running > 0 {
+		r.mu.Unlock()
+		return ErrBusy
+	}
 	r.running++
 	r.mu.Unlock()
 	defer r.endRun()
@@ -249,6 +269,11 @@ func (r *Runner) RunReader(ctx context.Context, rd io.Reader, name string) error
 	err = end(r.interp.Run(ctx, file))
 	if errors.Is(err, proto.ErrInterrupted) {
 		return interruptedError{}
+	}
+	if err == nil && ctx.Err() != nil {
+		// The context ended the script (in wait, say), which
+		// mvdan.cc/sh gives as status 0.
+		return ctx.Err()
 	}
 	return err
 }
@@ -332,3 +357,12 @@ type Blocked struct {
 // far, in the order of their first refusal. Each was said once, when
 // first refused, on the Runner's warnings (stderr by default).
 func (r *Runner) Blocked() []Blocked { return r.engine.blocked() }
+
+// ErrBusy is Run's error while another Run of the same Runner is under
+// way: a Runner runs one script at a time (two in one interpreter would
+// change each other's variables). Nothing of the second script runs.
+var ErrBusy = errors.New("shell: a Run of this Runner is under way: one at a time")
+
+// DefaultPath is the commands' PATH when the environment given with Env
+// has none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
