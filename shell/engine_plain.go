@@ -9,6 +9,7 @@ import (
 	"sync"
 	"wsh/config"
 	"wsh/degrade"
+	"wsh/internal/job"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -43,6 +44,9 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 	run := interp.DefaultExecHandler(e.s.killTimeout)
 	mw := func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		return func(ctx context.Context, args []string) error {
+			if args[0] == job.StartCall || args[0] == job.EndCall {
+				return nil // wsh's job bookkeeping (job.Mark): no job table here
+			}
 			if !e.s.cfg.NoSandbox {
 				e.warn.Do(func() {
 					if e.gate == nil || e.gate() {
@@ -54,8 +58,13 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 		}
 	}
 	all := append([]interp.RunnerOption{interp.Env(expand.ListEnviron(environ...))}, opts...)
-	if e.s.callHandler != nil {
-		all = append(all, interp.CallHandler(e.s.callHandler))
+	if own := e.s.callHandler; own != nil {
+		all = append(all, interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+			if job.Internal(args) {
+				return args, nil // wsh's own, not the script's
+			}
+			return own(ctx, args)
+		}))
 	}
 	r, err := interp.New(append(all, interp.ExecHandlers(mw))...)
 	if err != nil {

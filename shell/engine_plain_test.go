@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"wsh/config"
@@ -72,5 +73,36 @@ func TestNoJailHere(t *testing.T) {
 	r.Run(context.Background(), "/bin/true")
 	if st := r.Status(); st.Mode != shell.OptedOut || w.Len() != 0 {
 		t.Errorf("opted out: %+v, warning %q", st, w.String())
+	}
+}
+
+// TestNoJailJobs: where this build has no jail, a background job runs
+// and is waited for with nothing said of wsh's own job bookkeeping (the
+// calls job.Mark adds are wsh's, not commands to look up), and the
+// caller's CallHandler does not see them.
+func TestNoJailJobs(t *testing.T) {
+	var out, errb strings.Builder
+	var mu sync.Mutex
+	var seen []string
+	r, err := shell.New(shell.StdIO(nil, &out, &errb), shell.Dir(t.TempDir()), shell.WithConfig(config.Config{NoSandbox: true}),
+		shell.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+			mu.Lock() // a job's calls come from its own goroutine
+			seen = append(seen, args[0])
+			mu.Unlock()
+			return args, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Run(context.Background(), "sleep 0.1 & wait; echo done"); err != nil || out.String() != "done\n" || errb.Len() != 0 {
+		t.Errorf("Run: %v, stdout %q, stderr %q", err, out.String(), errb.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.HasPrefix(s, "wsh-job:") {
+			t.Errorf("the CallHandler saw wsh's own %q (all: %q)", s, seen)
+		}
 	}
 }
