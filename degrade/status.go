@@ -3,6 +3,7 @@ package degrade
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 )
 
@@ -99,8 +100,19 @@ func (v Verdict) JailError() *JailError {
 	return &JailError{Mode: v.Mode, Step: v.Step.String(), Errno: v.Errno, Denied: v.Kind == Denied || v.Kind == Refused, Err: v.Err, msg: v.Reason()}
 }
 
-// NotSupported is the JailError where wsh has no jail; why says what is
-// missing (not Linux, no cgo).
-func NotSupported(why string) *JailError {
+// NotSupported is the JailError where this build of wsh has no jail: not
+// Linux, or built without cgo.
+func NotSupported() *JailError {
+	why := "not Linux (GOOS=" + runtime.GOOS + ")"
+	if runtime.GOOS == "linux" {
+		why = "this wsh was built without cgo, so without its seccomp compiler and spawn"
+	}
 	return &JailError{Err: ErrNotSupported, msg: fmt.Sprintf("jail: %v: %s", ErrNotSupported, why)}
+}
+
+// NotSupportedWarning is the one warning where this build has no jail
+// and commands run unsandboxed.
+func NotSupportedWarning() string {
+	return "wsh: warning: " + NotSupported().Error() + "; running commands unsandboxed (no policy of wsh's applies, to commands, " +
+		"builtins or redirections). Set WSH_REQUIRE_SANDBOX=1 to fail instead."
 }

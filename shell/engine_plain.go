@@ -5,7 +5,6 @@ package shell
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"wsh/config"
 	"wsh/degrade"
@@ -24,18 +23,9 @@ type plainEngine struct {
 	gate func() bool
 }
 
-// unsupported is the cause: what is missing here.
-func unsupported() *JailError {
-	why := "not Linux (GOOS=" + runtime.GOOS + ")"
-	if runtime.GOOS == "linux" {
-		why = "this wsh was built without cgo, so without its seccomp compiler and spawn"
-	}
-	return degrade.NotSupported(why)
-}
-
 func newEngine(s *settings) (engine, error) {
 	if s.cfg.RequireSandbox != config.FloorNone && !s.cfg.NoSandbox {
-		return nil, unsupported()
+		return nil, degrade.NotSupported()
 	}
 	return &plainEngine{s: s, gate: s.warnGate()}, nil
 }
@@ -50,7 +40,7 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 			if !e.s.cfg.NoSandbox {
 				e.warn.Do(func() {
 					if e.gate == nil || e.gate() {
-						fmt.Fprintln(e.s.warnTo(), warning(unsupported()))
+						fmt.Fprintln(e.s.warnTo(), degrade.NotSupportedWarning())
 					}
 				})
 			}
@@ -78,11 +68,6 @@ func (e *plainEngine) newInterp(environ, params []string, opts ...interp.RunnerO
 	return r, nil
 }
 
-func warning(e *JailError) string {
-	return "wsh: warning: " + e.Error() + "; running commands unsandboxed (no policy of wsh's applies, to commands, " +
-		"builtins or redirections). Set WSH_REQUIRE_SANDBOX=1 to fail instead."
-}
-
 func (e *plainEngine) close() error       { return nil }
 func (e *plainEngine) writable() []string { return nil }
 
@@ -90,7 +75,7 @@ func (e *plainEngine) status() Status {
 	if e.s.cfg.NoSandbox {
 		return Status{Mode: OptedOut, Rung: degrade.RungNone}
 	}
-	return Status{Mode: Degraded, Rung: degrade.RungNone, Cause: unsupported()}
+	return Status{Mode: Degraded, Rung: degrade.RungNone, Cause: degrade.NotSupported()}
 }
 
 // DefaultProtected returns the paths, relative to each writable path, that

@@ -5,7 +5,6 @@ package wrap
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"mvdan.cc/sh/v3/interp"
@@ -23,15 +22,6 @@ type Wrapper struct {
 	warn sync.Once
 }
 
-// unsupported is the cause: what is missing here.
-func unsupported() *degrade.JailError {
-	why := "not Linux (GOOS=" + runtime.GOOS + ")"
-	if runtime.GOOS == "linux" {
-		why = "this wsh was built without cgo, so without its seccomp compiler and spawn"
-	}
-	return degrade.NotSupported(why)
-}
-
 // New makes a Wrapper. Here, with WSH_REQUIRE_SANDBOX set, it returns an
 // error that is degrade.ErrNotSupported.
 func New(c config.Config, opts ...Option) (*Wrapper, error) {
@@ -43,7 +33,7 @@ func New(c config.Config, opts ...Option) (*Wrapper, error) {
 		return nil, err
 	}
 	if c.RequireSandbox != config.FloorNone && !c.NoSandbox {
-		return nil, unsupported()
+		return nil, degrade.NotSupported()
 	}
 	return &Wrapper{cfg: c, s: s}, nil
 }
@@ -54,8 +44,7 @@ func (w *Wrapper) Wrap(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
 		if !w.cfg.NoSandbox {
 			w.warn.Do(func() {
-				fmt.Fprintln(w.s.warn, "wsh: warning: "+unsupported().Error()+"; running commands unsandboxed (no policy of wsh's applies, to commands, "+
-					"builtins or redirections). Set WSH_REQUIRE_SANDBOX=1 to fail instead.")
+				fmt.Fprintln(w.s.warn, degrade.NotSupportedWarning())
 			})
 		}
 		return next(ctx, args)
@@ -78,7 +67,7 @@ func (w *Wrapper) Status() degrade.Status {
 	if w.cfg.NoSandbox {
 		return degrade.Status{Mode: degrade.OptedOut, Rung: degrade.RungNone}
 	}
-	return degrade.Status{Mode: degrade.Degraded, Rung: degrade.RungNone, Cause: unsupported()}
+	return degrade.Status{Mode: degrade.Degraded, Rung: degrade.RungNone, Cause: degrade.NotSupported()}
 }
 
 // Close does nothing here.
