@@ -75,11 +75,9 @@ func (j *Jailer) newInterp(environ, own []string, params []string, opts ...inter
 		return nil, err
 	}
 	if fifo != nil {
-		if r.Env != env {
+		if r.Reset(); !fifo.taken.Load() {
 			return nil, errors.New("confine: NewInterp: pass the environment as environ, not as an interp.Env option")
 		}
-		r.Reset()
-		fifo.taken.Store(true)
 	}
 	if params != nil {
 		if err := interp.Params(params...)(r); err != nil {
@@ -90,8 +88,8 @@ func (j *Jailer) newInterp(environ, own []string, params []string, opts ...inter
 }
 
 // fifoEnviron is the interpreter's environment: TMPDIR is the FIFO
-// directory until the interpreter took it as its temporary directory
-// (taken), and the commands' own after.
+// directory at its first read, which is the interpreter's Reset taking
+// its temporary directory (taken), and the commands' own after.
 type fifoEnviron struct {
 	expand.Environ
 	dir   string
@@ -99,7 +97,7 @@ type fifoEnviron struct {
 }
 
 func (e *fifoEnviron) Get(name string) expand.Variable {
-	if name == "TMPDIR" && !e.taken.Load() {
+	if name == "TMPDIR" && e.taken.CompareAndSwap(false, true) {
 		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: e.dir}
 	}
 	return e.Environ.Get(name)

@@ -69,7 +69,7 @@ func (j *Jailer) middlewareOf(st *wrapRun, next interp.ExecHandlerFunc) interp.E
 // handler is the one that runs, and whether a file access of the shell's
 // failed closed (which ends the script at its next command).
 type wrapRun struct {
-	fifo    *firstTmpdir
+	fifo    *fifoEnviron
 	calls   atomic.Bool
 	stopped atomic.Bool
 }
@@ -138,7 +138,7 @@ func (j *Jailer) RunnerOptions(own interp.CallHandlerFunc) []interp.RunnerOption
 			env = userDBEnviron{env, j}
 		}
 		if j.fifoDir != "" {
-			st.fifo = &firstTmpdir{Environ: env, dir: j.fifoDir}
+			st.fifo = &fifoEnviron{Environ: env, dir: j.fifoDir}
 			env = st.fifo
 		}
 		r.Env = env
@@ -180,22 +180,6 @@ func (j *Jailer) RunnerOptions(own interp.CallHandlerFunc) []interp.RunnerOption
 		interp.CallHandler(call),
 		interp.ExecHandlers(func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc { return j.middlewareOf(st, next) }),
 	}
-}
-
-// firstTmpdir is fifoEnviron for an interpreter wsh did not make: TMPDIR
-// is the FIFO directory at its first read, which is the interpreter's
-// Reset taking its temporary directory, and the commands' own after.
-type firstTmpdir struct {
-	expand.Environ
-	dir   string
-	taken atomic.Bool
-}
-
-func (e *firstTmpdir) Get(name string) expand.Variable {
-	if name == "TMPDIR" && e.taken.CompareAndSwap(false, true) {
-		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: e.dir}
-	}
-	return e.Environ.Get(name)
 }
 
 // Status is what is in force for the Jailer's commands.
