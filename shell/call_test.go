@@ -5,6 +5,7 @@ package shell_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -19,34 +20,47 @@ import (
 func TestConcurrentRunIsRefused(t *testing.T) {
 	var out strings.Builder
 	var mu sync.Mutex
-	r, err := shell.New(shell.Dir(t.TempDir()), shell.StdIO(nil, lockedWriter{&mu, &out}, nil))
+	// The first Run holds until the test writes a line to its stdin.
+	in, release := io.Pipe()
+	defer release.Close()
+	r, err := shell.New(shell.Dir(t.TempDir()), shell.StdIO(in, lockedWriter{&mu, &out}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	started := make(chan error, 1)
-	go func() { started <- r.Run(context.Background(), "echo first; sleep 2; echo first done") }()
-	for i := 0; ; i++ { // until the first Run printed
+	first := make(chan error, 1)
+	go func() { first <- r.Run(context.Background(), "echo first; read -r line; echo first done") }()
+	for { // until the first Run printed (it then waits in read)
 		mu.Lock()
 		s := out.String()
 		mu.Unlock()
 		if strings.Contains(s, "first\n") {
 			break
 		}
-		if i > 1000 {
-			t.Fatal("the first Run did not start")
+		select {
+		case err := <-first:
+			t.Fatalf("the first Run ended early: %v", err)
+		case <-time.After(10 * time.Millisecond):
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	begun := time.Now()
-	err = r.Run(context.Background(), "echo second")
-	if !errors.Is(err, shell.ErrBusy) || time.Since(begun) > time.Second {
-		t.Errorf("a second Run: %v after %v, want ErrBusy at once", err, time.Since(begun))
+	second := make(chan error, 1)
+	go func() { second <- r.Run(context.Background(), "echo second") }()
+	select {
+	case err := <-second:
+		if !errors.Is(err, shell.ErrBusy) {
+			t.Errorf("a second Run: %v, want ErrBusy", err)
+		}
+	case <-time.After(time.Minute): // a hang, not a speed: it waits for the first
+		t.Fatal("a second Run waited for the first")
 	}
-	if err := <-started; err != nil {
+	release.Write([]byte("\n"))
+	if err := <-first; err != nil {
 		t.Errorf("the first Run: %v", err)
 	}
-	if got := out.String(); got != "first\nfirst done\n" {
+	mu.Lock()
+	got := out.String()
+	mu.Unlock()
+	if got != "first\nfirst done\n" {
 		t.Errorf("output %q: the second Run ran something", got)
 	}
 	if err := r.Run(context.Background(), "true"); err != nil {
